@@ -1,0 +1,9 @@
+// Everything public in one include.
+#pragma once
+
+#include "loom/error.hpp"
+#include "loom/executor.hpp"
+#include "loom/model.hpp"
+#include "loom/policy.hpp"
+#include "loom/tensor.hpp"
+#include "loom/workloads.hpp"

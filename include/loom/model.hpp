@@ -1,0 +1,117 @@
+// The graph IR (ONNX-shaped: named values, ops with attributes, initializers) and a builder for
+// making models in code.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "loom/tensor.hpp"
+
+namespace loom {
+
+using AttributeValue =
+    std::variant<std::int64_t, float, std::string, std::vector<std::int64_t>, std::vector<float>>;
+
+// An op's attributes by name. Getters throw Error(invalid_model) on a value of the wrong kind.
+class Attributes {
+ public:
+  Attributes() = default;
+  Attributes(std::initializer_list<std::pair<const std::string, AttributeValue>> values)
+      : values_(values) {}
+
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  void set(const std::string& name, AttributeValue value) { values_[name] = std::move(value); }
+  std::int64_t get_int(const std::string& name, std::int64_t fallback) const;
+  float get_float(const std::string& name, float fallback) const;
+  std::string get_string(const std::string& name, const std::string& fallback) const;
+  std::vector<std::int64_t> get_ints(const std::string& name,
+                                     const std::vector<std::int64_t>& fallback = {}) const;
+  std::vector<float> get_floats(const std::string& name, const std::vector<float>& fallback = {}) const;
+  const std::map<std::string, AttributeValue>& all() const noexcept { return values_; }
+
+ private:
+  std::map<std::string, AttributeValue> values_;
+};
+
+// One op. Op types and attribute names follow ONNX (e.g. "Conv" with "kernel_shape", "pads").
+// An empty input name marks an omitted optional input.
+struct Node {
+  std::string op_type;
+  std::string name;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  Attributes attrs;
+};
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::f32;
+  Shape shape;
+};
+
+// A model: its graph inputs (fed per request), initializers (weights, uploaded once), nodes in
+// topological order, and the names of its outputs.
+struct Model {
+  std::string name;
+  std::vector<ValueInfo> inputs;
+  std::vector<std::string> outputs;
+  std::vector<Node> nodes;
+  std::map<std::string, Tensor> initializers;
+  // Free-form facts, e.g. "input_range:ids" = "0,1000" for inputs that index a table.
+  std::map<std::string, std::string> metadata;
+};
+
+// Type and shape of every value of `model` (inputs, initializers, node outputs), checking each
+// node as it goes. Throws Error(invalid_model|unsupported|shape_mismatch|dtype_mismatch) naming
+// the node and op.
+std::map<std::string, ValueInfo> infer_shapes(const Model& model);
+
+// Random request inputs for `model`, seeded: floats uniform in [-1, 1), integer inputs uniform in
+// the "input_range:<name>" metadata range (default [0, 2)).
+std::vector<Tensor> random_inputs(const Model& model, std::uint64_t seed);
+
+// Builds a Model node by node. Names are generated ("conv_3", "conv_3.weight") unless given.
+// Weights are drawn from a seeded generator, so the same calls give the same model.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(std::string model_name, std::uint64_t seed = 1);
+
+  std::string input(const std::string& name, DType dtype, Shape shape);
+  // An initializer holding `value`.
+  std::string constant(const std::string& name, Tensor value);
+  // An f32 initializer uniform in [-scale, scale).
+  std::string random_weight(const std::string& name, Shape shape, float scale);
+  // Adds a node; returns its output names ("<name>.out0", ...).
+  std::vector<std::string> node(const std::string& op_type, std::vector<std::string> inputs,
+                                Attributes attrs = {}, int num_outputs = 1, std::string name = "");
+  std::string op(const std::string& op_type, std::vector<std::string> inputs, Attributes attrs = {});
+  void output(const std::string& value);
+  void metadata(const std::string& key, const std::string& value);
+
+  // Layers built from the ops above, with weights initialised for stable activations.
+  std::string conv2d(const std::string& x, std::int64_t in_channels, std::int64_t out_channels,
+                     std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool bias = true);
+  std::string batch_norm(const std::string& x, std::int64_t channels);
+  std::string linear(const std::string& x, std::int64_t in_features, std::int64_t out_features);
+  std::string layer_norm(const std::string& x, std::int64_t features);
+  std::string relu(const std::string& x) { return op("Relu", {x}); }
+  std::string gelu(const std::string& x) { return op("Gelu", {x}); }
+  std::string add(const std::string& a, const std::string& b) { return op("Add", {a, b}); }
+  std::string reshape(const std::string& x, const std::vector<std::int64_t>& shape);
+  std::string transpose(const std::string& x, const std::vector<std::int64_t>& perm);
+
+  // Returns the model after checking it with infer_shapes().
+  Model build();
+
+ private:
+  std::string unique(const std::string& base);
+  Model model_;
+  std::uint64_t rng_state_;
+  std::map<std::string, int> counters_;
+};
+
+}  // namespace loom

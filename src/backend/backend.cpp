@@ -1,0 +1,48 @@
+// Shared parts of the backend seam: the checked kernel entry and the error helpers.
+#include "backend/backend.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "loom/error.hpp"
+
+namespace loom::backend {
+
+OpKernel::OpKernel(const KernelSpec& spec)
+    : op_type_(spec.node ? spec.node->op_type : std::string("?")),
+      node_name_(spec.node ? spec.node->name : std::string("?")),
+      input_count_(spec.inputs.size()),
+      output_count_(spec.outputs.size()) {}
+
+void OpKernel::run(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                   Stream& stream) {
+  if (inputs.size() != input_count_ || outputs.size() != output_count_)
+    throw Error(ErrorCode::internal, op_type_ + " node '" + node_name_ + "': run with " +
+                                         std::to_string(inputs.size()) + " inputs and " +
+                                         std::to_string(outputs.size()) + " outputs, created with " +
+                                         std::to_string(input_count_) + " and " +
+                                         std::to_string(output_count_));
+  run_impl(inputs, outputs, workspace, stream);
+}
+
+static std::string describe(const KernelSpec& spec) {
+  if (!spec.node) return "op";
+  return spec.node->op_type + " node '" + spec.node->name + "'";
+}
+
+void throw_unsupported(const KernelSpec& spec, const std::string& what) {
+  throw Error(ErrorCode::unsupported, describe(spec) + ": " + what);
+}
+
+void throw_bad_shape(const KernelSpec& spec, const std::string& what) {
+  throw Error(ErrorCode::shape_mismatch, describe(spec) + ": " + what);
+}
+
+#ifndef LOOM_HAVE_CUDA
+std::unique_ptr<Backend> make_cuda_backend(int) {
+  throw Error(ErrorCode::backend, "this build of Loom has no CUDA backend (nvcc was not found at build time)");
+}
+int cuda_device_count() noexcept { return 0; }
+#endif
+
+}  // namespace loom::backend

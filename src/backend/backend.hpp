@@ -1,0 +1,126 @@
+// The backend seam: a device that allocates memory, runs streams of work and creates one kernel
+// object per op. The CPU backend implements every op (the reference and debug baseline); the CUDA
+// backend is the fast one. Nothing outside src/backend/ knows which one it talks to.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loom/model.hpp"
+#include "loom/tensor.hpp"
+
+namespace loom::backend {
+
+enum class Kind { cpu, cuda };
+
+// A point in a stream's work; lets another stream or the host wait for it.
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual void synchronize() = 0;  // blocks the calling host thread until the point is reached
+  virtual bool ready() = 0;
+};
+
+// An ordered queue of device work. CUDA streams run asynchronously to the host; the CPU backend's
+// streams run each call to completion before returning.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  // Copies are ordered with the stream's other work. For asynchronous backends the host memory
+  // must stay valid until the stream has passed the copy.
+  virtual void copy_to_device(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void copy_on_device(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual std::unique_ptr<Event> record() = 0;
+  virtual void wait(Event& event) = 0;  // later work on this stream starts after `event`
+  virtual void synchronize() = 0;
+  virtual void* native_handle() noexcept { return nullptr; }  // cudaStream_t on CUDA
+};
+
+// What a kernel is created from. Shapes and dtypes are static: the planner inferred them.
+struct TensorDesc {
+  DType dtype = DType::f32;
+  Shape shape;
+  bool present = true;  // false for an omitted optional input (ONNX empty name)
+};
+
+struct KernelSpec {
+  const Node* node = nullptr;          // op_type, name, attributes
+  std::vector<TensorDesc> inputs;
+  std::vector<TensorDesc> outputs;
+  // For each input, its host value when it is an initializer (weights, shape tensors), else
+  // nullptr. Kernels may read these at creation; at run time the device copy is passed.
+  std::vector<const Tensor*> constants;
+};
+
+// One op of one model on one backend, created once at load. run() is called for every request.
+class OpKernel {
+ public:
+  explicit OpKernel(const KernelSpec& spec);
+  virtual ~OpKernel() = default;
+  OpKernel(const OpKernel&) = delete;
+  OpKernel& operator=(const OpKernel&) = delete;
+
+  // Device scratch bytes run() needs (e.g. cuDNN workspace, LSTM gate buffers).
+  virtual std::size_t workspace_bytes() const { return 0; }
+
+  // Checks the pointer counts against the spec, then runs. `inputs[i]` is nullptr for an absent
+  // optional input. `workspace` holds at least workspace_bytes(). Enqueued on `stream`.
+  void run(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+           Stream& stream);
+
+  const std::string& op_type() const noexcept { return op_type_; }
+  const std::string& node_name() const noexcept { return node_name_; }
+
+ protected:
+  virtual void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs,
+                        void* workspace, Stream& stream) = 0;
+
+ private:
+  std::string op_type_;
+  std::string node_name_;
+  std::size_t input_count_;
+  std::size_t output_count_;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Kind kind() const noexcept = 0;
+  virtual std::string name() const = 0;         // "cpu" | "cuda"
+  virtual std::string device_name() const = 0;  // e.g. "NVIDIA H100 80GB HBM3"
+  // Peak figures for roofline estimates.
+  virtual double peak_flops(DType dtype) const = 0;   // FLOP/s
+  virtual double peak_bandwidth() const = 0;          // bytes/s of device memory
+  virtual std::size_t onchip_bytes() const = 0;       // L2 (GPU) or last-level cache (CPU)
+
+  // Creates the kernel for spec.node; throws Error(unsupported) naming node and op for an op,
+  // dtype or attribute this backend does not implement, Error(shape_mismatch) for bad shapes.
+  virtual std::unique_ptr<OpKernel> create_kernel(const KernelSpec& spec) = 0;
+  // priority: 0 = normal; higher = more urgent (mapped to CUDA stream priorities).
+  virtual std::unique_ptr<Stream> create_stream(int priority = 0) = 0;
+  // Raw device memory, 256-byte aligned; throws Error(out_of_memory). Used by the memory pool.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* ptr) noexcept = 0;
+  // Host memory the device copies from and to fastest (pinned on CUDA).
+  virtual void* allocate_host(std::size_t bytes) = 0;
+  virtual void deallocate_host(void* ptr) noexcept = 0;
+  // Converts `count` elements between float dtypes (f32 <-> f16 <-> bf16) on the device.
+  virtual void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype,
+                       std::size_t count, Stream& stream) = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+// Throws Error(backend) when the device cannot be opened or the CUDA backend is not built.
+std::unique_ptr<Backend> make_cuda_backend(int device);
+// CUDA devices present: 0 without the CUDA backend, without a driver or without a GPU. Never throws.
+int cuda_device_count() noexcept;
+
+// Short form for kernels: throws Error(unsupported) "<op> node '<name>': <what>".
+[[noreturn]] void throw_unsupported(const KernelSpec& spec, const std::string& what);
+[[noreturn]] void throw_bad_shape(const KernelSpec& spec, const std::string& what);
+
+}  // namespace loom::backend

@@ -1,0 +1,44 @@
+// A model as the runtime holds it: its compiled plan, one kernel per op on the executor's backend,
+// its weights on the device (uploaded once), its kernels' shared scratch and its own stream.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "plan/compiled_model.hpp"
+#include "runtime/memory_pool.hpp"
+
+namespace loom::runtime {
+
+class LoadedModel {
+ public:
+  // Compiles `model`, creates its kernels, uploads its weights (converted to the compute dtype)
+  // and creates its stream. Throws what compile() and Backend::create_kernel() throw.
+  LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype,
+              backend::Backend& device, MemoryPool& pool);
+
+  const std::string& name() const noexcept { return name_; }
+  std::size_t index() const noexcept { return index_; }
+  const plan::CompiledModel& plan() const noexcept { return plan_; }
+  const ModelInfo& info() const noexcept { return info_; }
+  backend::Stream& stream() noexcept { return *stream_; }
+
+  // Enqueues the kernels of Step `step` for the request whose arena starts at `arena`.
+  void run_step(std::size_t step, void* arena);
+  // Device address of value `id` for a request whose arena starts at `arena`.
+  void* address(int id, void* arena) const;
+
+ private:
+  std::string name_;
+  std::size_t index_;
+  plan::CompiledModel plan_;
+  ModelInfo info_;
+  std::vector<std::unique_ptr<backend::OpKernel>> kernels_;  // per planned node; null for views
+  PooledBuffer weights_;
+  PooledBuffer workspace_;
+  std::unique_ptr<backend::Stream> stream_;
+};
+
+}  // namespace loom::runtime

@@ -1,0 +1,306 @@
+// CudaBackend, CudaStream and CudaEvent, device enumeration, and the op-type -> kernel table.
+#include "backend/cuda/cuda_backend.hpp"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include "backend/cuda/cuda_check.hpp"
+#include "backend/cuda/cuda_op_kernel.hpp"
+#include "convert.cuh"
+#include "loom/error.hpp"
+
+namespace loom::backend {
+
+int cuda_device_count() noexcept {
+  int count = 0;
+  // No driver, no device, or a driver too old for this runtime all mean "no CUDA here".
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // leave no stale error for the next check on this thread
+    return 0;
+  }
+  return count;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+  return std::make_unique<cuda::CudaBackend>(device);
+}
+
+namespace cuda {
+
+// --- CudaEvent ---
+
+void CudaEvent::synchronize() { LOOM_CUDA_CHECK(cudaEventSynchronize(event_.get())); }
+
+bool CudaEvent::ready() {
+  const cudaError_t status = cudaEventQuery(event_.get());
+  if (status == cudaSuccess) return true;
+  if (status == cudaErrorNotReady) {
+    // "Not ready" is an answer, not a failure; make sure it is not left as this thread's last error.
+    if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
+    return false;
+  }
+  LOOM_CUDA_CHECK(status);
+  return false;
+}
+
+// --- CudaStream ---
+
+CudaStream::CudaStream(int device, int cuda_priority) : device_(device) {
+  DeviceGuard guard(device_);
+  stream_ = create_stream_handle(cudaStreamNonBlocking, cuda_priority);
+}
+
+CudaStream::~CudaStream() {
+  // Handles must go before the stream they are bound to, with their device current.
+  DeviceGuard guard(device_, DeviceGuard::NoThrow{});
+  cudnn_.reset();
+  cublas_.reset();
+  stream_.reset();
+}
+
+void CudaStream::copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  if (bytes == 0 || dst == src) return;
+  DeviceGuard guard(device_);
+  LOOM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream_.get()));
+}
+
+void CudaStream::copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  copy(dst, src, bytes, cudaMemcpyHostToDevice);
+}
+void CudaStream::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  copy(dst, src, bytes, cudaMemcpyDeviceToHost);
+}
+void CudaStream::copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  copy(dst, src, bytes, cudaMemcpyDeviceToDevice);
+}
+
+std::unique_ptr<Event> CudaStream::record() {
+  DeviceGuard guard(device_);
+  // Timing is off: these events only order work, and timing-free events are cheaper to record.
+  EventHandle event = create_event_handle(cudaEventDisableTiming);
+  LOOM_CUDA_CHECK(cudaEventRecord(event.get(), stream_.get()));
+  return std::make_unique<CudaEvent>(std::move(event));
+}
+
+void CudaStream::wait(Event& event) {
+  auto* cuda_event = dynamic_cast<CudaEvent*>(&event);
+  if (!cuda_event) throw Error(ErrorCode::internal, "CudaStream::wait: the event does not come from a CUDA stream");
+  DeviceGuard guard(device_);
+  LOOM_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), cuda_event->get(), 0));
+}
+
+void CudaStream::synchronize() { LOOM_CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
+
+cublasHandle_t CudaStream::cublas() {
+  std::lock_guard lock(handles_mutex_);
+  if (!cublas_) {
+    DeviceGuard guard(device_);
+    CublasHandle handle = create_cublas_handle();
+    LOOM_CUBLAS_CHECK(cublasSetStream(handle.get(), stream_.get()));
+    // Default math: FP32 GEMMs stay true FP32 (no TF32), so results match the CPU backend.
+    LOOM_CUBLAS_CHECK(cublasSetMathMode(handle.get(), CUBLAS_DEFAULT_MATH));
+    cublas_ = std::move(handle);
+  }
+  return cublas_.get();
+}
+
+cudnnHandle_t CudaStream::cudnn() {
+  std::lock_guard lock(handles_mutex_);
+  if (!cudnn_) {
+    DeviceGuard guard(device_);
+    CudnnHandle handle = create_cudnn_handle();
+    LOOM_CUDNN_CHECK(cudnnSetStream(handle.get(), stream_.get()));
+    cudnn_ = std::move(handle);
+  }
+  return cudnn_.get();
+}
+
+CudaStream& as_cuda_stream(Stream& stream) {
+  auto* cuda_stream = dynamic_cast<CudaStream*>(&stream);
+  if (!cuda_stream) throw Error(ErrorCode::internal, "a CUDA kernel was given a stream of another backend");
+  return *cuda_stream;
+}
+
+// --- CudaBackend ---
+
+namespace {
+
+int device_attribute(cudaDeviceAttr attribute, int device) {
+  int value = 0;
+  LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
+  return value;
+}
+
+// FLOPs per SM per clock, dense. FP32 counts the CUDA cores' FMAs (2 FLOPs each) because FP32
+// GEMMs run without TF32; FP16 counts tensor cores with FP32 accumulation. Rough published
+// figures per architecture; measured profiles replace them.
+double fp32_flops_per_sm_clock(int major, int minor) {
+  if (major >= 9 || (major == 8 && minor >= 6)) return 256;  // 128 FP32 lanes
+  return 128;                                               // Volta, Turing, A100: 64 lanes
+}
+double fp16_tensor_flops_per_sm_clock(int major, int minor) {
+  if (major >= 10) return 8192;                // Blackwell
+  if (major == 9) return 4096;                 // Hopper: H100 SXM ≈ 989 TFLOPS dense
+  if (major == 8 && minor == 0) return 2048;   // A100 ≈ 312 TFLOPS
+  if (major >= 7) return 1024;                 // Volta, Turing, consumer Ampere, Ada
+  return 2 * fp32_flops_per_sm_clock(major, minor);  // no tensor cores: packed half2 FMA
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device) : device_(device) {
+  const int count = cuda_device_count();
+  if (device < 0 || device >= count)
+    throw Error(ErrorCode::backend, "CUDA device " + std::to_string(device) + " does not exist (" +
+                                        std::to_string(count) + " visible)");
+  DeviceGuard guard(device_);
+  LOOM_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context now rather than in the first op
+
+  cudaDeviceProp props{};
+  LOOM_CUDA_CHECK(cudaGetDeviceProperties(&props, device_));
+  device_name_ = props.name;
+  // Clock and memory figures come from attributes: cudaDeviceProp no longer carries the clock
+  // rates in CUDA 13.
+  sm_major_ = device_attribute(cudaDevAttrComputeCapabilityMajor, device_);
+  sm_minor_ = device_attribute(cudaDevAttrComputeCapabilityMinor, device_);
+  sm_count_ = device_attribute(cudaDevAttrMultiProcessorCount, device_);
+  sm_clock_hz_ = device_attribute(cudaDevAttrClockRate, device_) * 1e3;  // kHz, peak (boost) clock
+  const double memory_clock_hz = device_attribute(cudaDevAttrMemoryClockRate, device_) * 1e3;
+  const double bus_bytes = device_attribute(cudaDevAttrGlobalMemoryBusWidth, device_) / 8.0;
+  // Double data rate: two transfers per memory clock across the whole bus.
+  peak_bandwidth_ = memory_clock_hz * 2.0 * bus_bytes;
+  l2_bytes_ = static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize, device_));
+  LOOM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least_priority_, &greatest_priority_));
+}
+
+CudaBackend::~CudaBackend() {
+  DeviceGuard guard(device_, DeviceGuard::NoThrow{});
+  creation_cudnn_.reset();
+}
+
+double CudaBackend::peak_flops(DType dtype) const {
+  // peak = SMs × clock × FLOPs per SM per clock.
+  const double per_clock = (dtype == DType::f16 || dtype == DType::bf16)
+                               ? fp16_tensor_flops_per_sm_clock(sm_major_, sm_minor_)
+                               : fp32_flops_per_sm_clock(sm_major_, sm_minor_);
+  return sm_count_ * sm_clock_hz_ * per_clock;
+}
+
+namespace {
+
+using KernelFactory = std::unique_ptr<OpKernel> (*)(const KernelSpec&, CudaBackend&);
+
+struct KernelEntry {
+  std::string_view op_type;
+  KernelFactory factory;
+};
+
+constexpr KernelEntry kKernels[] = {
+    {"MatMul", create_matmul_kernel},
+    {"Gemm", create_gemm_kernel},
+    {"Conv", create_conv_kernel},
+    {"BatchNormalization", create_batchnorm_kernel},
+    {"Relu", create_unary_kernel},
+    {"Sigmoid", create_unary_kernel},
+    {"Tanh", create_unary_kernel},
+    {"Gelu", create_unary_kernel},
+    {"Add", create_binary_kernel},
+    {"Mul", create_binary_kernel},
+    {"MaxPool", create_pool_kernel},
+    {"AveragePool", create_pool_kernel},
+    {"GlobalAveragePool", create_global_average_pool_kernel},
+    {"Softmax", create_softmax_kernel},
+    {"LayerNormalization", create_layernorm_kernel},
+    {"Reshape", create_reshape_kernel},
+    {"Flatten", create_reshape_kernel},
+    {"Transpose", create_transpose_kernel},
+    {"Concat", create_concat_kernel},
+    {"Gather", create_gather_kernel},
+    {"LSTM", create_lstm_kernel},
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> CudaBackend::create_kernel(const KernelSpec& spec) {
+  if (!spec.node) throw Error(ErrorCode::internal, "CudaBackend::create_kernel: spec without a node");
+  for (const KernelEntry& entry : kKernels) {
+    if (entry.op_type == spec.node->op_type) {
+      DeviceGuard guard(device_);
+      return entry.factory(spec, *this);
+    }
+  }
+  throw_unsupported(spec, "no CUDA kernel for this op");
+}
+
+std::unique_ptr<Stream> CudaBackend::create_stream(int priority) {
+  // Loom: 0 normal, higher more urgent. CUDA: least (usually 0) normal, lower numbers more urgent,
+  // down to greatest (e.g. -5). Priorities beyond the device's range clamp to its ends.
+  const int mapped = std::clamp(least_priority_ - priority, greatest_priority_, least_priority_);
+  return std::make_unique<CudaStream>(device_, mapped);
+}
+
+void* CudaBackend::allocate(std::size_t bytes) {
+  DeviceGuard guard(device_);
+  void* ptr = nullptr;
+  // cudaMalloc aligns to at least 256 bytes; a 1-byte minimum keeps every result a real pointer.
+  const cudaError_t status = cudaMalloc(&ptr, std::max<std::size_t>(bytes, 1));
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    throw Error(ErrorCode::out_of_memory, "CUDA device " + std::to_string(device_) + ": cannot allocate " +
+                                              std::to_string(bytes) + " bytes");
+  }
+  LOOM_CUDA_CHECK(status);
+  return ptr;
+}
+
+void CudaBackend::deallocate(void* ptr) noexcept {
+  if (!ptr) return;
+  DeviceGuard guard(device_, DeviceGuard::NoThrow{});
+  LOOM_CUDA_CHECK_NOTHROW(cudaFree(ptr));
+}
+
+void* CudaBackend::allocate_host(std::size_t bytes) {
+  DeviceGuard guard(device_);
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMallocHost(&ptr, std::max<std::size_t>(bytes, 1));
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    throw Error(ErrorCode::out_of_memory, "cannot allocate " + std::to_string(bytes) + " bytes of pinned host memory");
+  }
+  LOOM_CUDA_CHECK(status);
+  return ptr;
+}
+
+void CudaBackend::deallocate_host(void* ptr) noexcept {
+  if (!ptr) return;
+  DeviceGuard guard(device_, DeviceGuard::NoThrow{});
+  LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(ptr));
+}
+
+void CudaBackend::convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
+                          Stream& stream) {
+  CudaStream& cuda_stream = as_cuda_stream(stream);
+  if (src_dtype == dst_dtype) {
+    cuda_stream.copy_on_device(dst, src, count * dtype_size(src_dtype));
+    return;
+  }
+  if (!is_floating(src_dtype) || !is_floating(dst_dtype))
+    throw Error(ErrorCode::unsupported, "CUDA convert: " + std::string(dtype_name(src_dtype)) + " -> " +
+                                            std::string(dtype_name(dst_dtype)) + " (only f32, f16 and bf16 convert)");
+  DeviceGuard guard(device_);
+  kernels::launch_convert(src, src_dtype, dst, dst_dtype, count, cuda_stream.get());
+  LOOM_CUDA_CHECK(cudaGetLastError());
+}
+
+CudaBackend::LockedCudnn CudaBackend::creation_cudnn() {
+  std::unique_lock lock(creation_mutex_);
+  if (!creation_cudnn_) {
+    DeviceGuard guard(device_);
+    creation_cudnn_ = create_cudnn_handle();
+  }
+  return LockedCudnn{std::move(lock), creation_cudnn_.get()};
+}
+
+}  // namespace cuda
+}  // namespace loom::backend

@@ -1,0 +1,104 @@
+// The CUDA backend: one device, its streams and events, and the per-stream cuBLAS/cuDNN handles
+// that kernels reach through CudaStream.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "backend/cuda/cuda_handles.hpp"
+
+namespace loom::backend::cuda {
+
+class CudaEvent final : public Event {
+ public:
+  explicit CudaEvent(EventHandle event) noexcept : event_(std::move(event)) {}
+  void synchronize() override;
+  bool ready() override;
+  cudaEvent_t get() const noexcept { return event_.get(); }
+
+ private:
+  EventHandle event_;
+};
+
+class CudaStream final : public Stream {
+ public:
+  // cuda_priority is already in the device's range (lower number = more urgent, CUDA's convention).
+  CudaStream(int device, int cuda_priority);
+  ~CudaStream() override;
+
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
+  void copy_on_device(void* dst, const void* src, std::size_t bytes) override;
+  std::unique_ptr<Event> record() override;
+  void wait(Event& event) override;
+  void synchronize() override;
+  void* native_handle() noexcept override { return stream_.get(); }
+
+  cudaStream_t get() const noexcept { return stream_.get(); }
+  int device() const noexcept { return device_; }
+  // Handles bound to this stream, created on first use (creating a cuDNN handle costs
+  // milliseconds and most models never need one). Throw Error(backend) when creation fails.
+  cublasHandle_t cublas();
+  cudnnHandle_t cudnn();
+
+ private:
+  void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind);
+
+  int device_;
+  StreamHandle stream_;
+  std::mutex handles_mutex_;  // a stream may be driven from more than one host thread
+  CublasHandle cublas_;
+  CudnnHandle cudnn_;
+};
+
+// The CudaStream behind a Stream handed to the CUDA backend; throws Error(internal) for any other.
+CudaStream& as_cuda_stream(Stream& stream);
+
+class CudaBackend final : public Backend {
+ public:
+  // Opens `device`; throws Error(backend) when it does not exist or cannot be initialised.
+  explicit CudaBackend(int device);
+  ~CudaBackend() override;
+
+  Kind kind() const noexcept override { return Kind::cuda; }
+  std::string name() const override { return "cuda"; }
+  std::string device_name() const override { return device_name_; }
+  double peak_flops(DType dtype) const override;
+  double peak_bandwidth() const override { return peak_bandwidth_; }
+  std::size_t onchip_bytes() const override { return l2_bytes_; }
+
+  std::unique_ptr<OpKernel> create_kernel(const KernelSpec& spec) override;
+  std::unique_ptr<Stream> create_stream(int priority = 0) override;
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* ptr) noexcept override;
+  void* allocate_host(std::size_t bytes) override;
+  void deallocate_host(void* ptr) noexcept override;
+  void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
+               Stream& stream) override;
+
+  int device() const noexcept { return device_; }
+  // A cuDNN handle for queries made while creating kernels (algorithm choice, workspace sizes),
+  // held under a lock because kernels may be created from several threads at once; run-time work
+  // uses the stream's own handle. Callers hold a DeviceGuard for device().
+  struct LockedCudnn {
+    std::unique_lock<std::mutex> lock;
+    cudnnHandle_t handle = nullptr;
+  };
+  LockedCudnn creation_cudnn();
+
+ private:
+  int device_;
+  std::string device_name_;
+  int sm_major_ = 0, sm_minor_ = 0;
+  double sm_count_ = 0, sm_clock_hz_ = 0;
+  double peak_bandwidth_ = 0;
+  std::size_t l2_bytes_ = 0;
+  int least_priority_ = 0, greatest_priority_ = 0;
+  std::mutex creation_mutex_;
+  CudnnHandle creation_cudnn_;
+};
+
+}  // namespace loom::backend::cuda

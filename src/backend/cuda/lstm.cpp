@@ -1,0 +1,178 @@
+// LSTM (ONNX layout 0, default activations): per direction, one GEMM gives X·Wᵀ for every time
+// step at once; each step then runs h·Rᵀ on cuBLAS and the fused cell kernel. Gate products and
+// the cell state are f32 in the workspace whatever the model dtype, so f16 models only round h.
+#include "convert.cuh"
+#include "lstm_cell.cuh"
+
+#include "backend/cuda/cublas_gemm.hpp"
+#include "backend/cuda/cuda_check.hpp"
+#include "backend/cuda/cuda_op_kernel.hpp"
+
+namespace loom::backend::cuda {
+namespace {
+
+enum LstmInput { kX, kW, kR, kB, kSequenceLens, kInitialH, kInitialC, kPeepholes };
+enum LstmOutput { kY, kYH, kYC };
+
+class LstmKernel final : public CudaOpKernel {
+ public:
+  explicit LstmKernel(const KernelSpec& spec) : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})) {
+    const Attributes& attrs = spec.node->attrs;
+    if (attrs.get_int("layout", 0) != 0) throw_unsupported(spec, "layout=1");
+    if (attrs.has("clip")) throw_unsupported(spec, "clip");
+    if (attrs.get_int("input_forget", 0) != 0) throw_unsupported(spec, "input_forget=1");
+    if (has_input(spec, kPeepholes)) throw_unsupported(spec, "peephole weights (input P)");
+    // The cell kernel hard-codes ONNX's default sigmoid/tanh/tanh.
+    if (attrs.has("activations") || attrs.has("activation_alpha") || attrs.has("activation_beta"))
+      throw_unsupported(spec, "custom activations (the default sigmoid/tanh/tanh only)");
+    const std::string direction = attrs.get_string("direction", "forward");
+    if (direction == "forward") {
+      directions_ = 1;
+    } else if (direction == "reverse") {
+      directions_ = 1;
+      reverse_only_ = true;
+    } else if (direction == "bidirectional") {
+      directions_ = 2;
+    } else {
+      throw_unsupported(spec, "direction=\"" + direction + "\"");
+    }
+
+    const Shape& x = spec.inputs[kX].shape;
+    const Shape& w = spec.inputs[kW].shape;
+    const Shape& r = spec.inputs[kR].shape;
+    if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3) throw_bad_shape(spec, "X, W and R must have rank 3");
+    seq_len_ = x[0];
+    batch_ = x[1];
+    input_size_ = x[2];
+    hidden_ = w[1] / 4;
+    if (attrs.has("hidden_size") && attrs.get_int("hidden_size", 0) != hidden_)
+      throw_bad_shape(spec, "hidden_size differs from W's shape");
+    if (w != Shape{directions_, 4 * hidden_, input_size_} || r != Shape{directions_, 4 * hidden_, hidden_})
+      throw_bad_shape(spec, "W " + w.to_string() + " / R " + r.to_string() + " do not match X " + x.to_string() +
+                                " and the direction");
+    if (has_input(spec, kB) && spec.inputs[kB].shape != Shape{directions_, 8 * hidden_})
+      throw_bad_shape(spec, "B must be [num_directions, 8*hidden_size]");
+    if (has_input(spec, kSequenceLens)) {
+      const DType lens_dtype = spec.inputs[kSequenceLens].dtype;
+      if (lens_dtype != DType::i32 && lens_dtype != DType::i64)
+        throw_unsupported(spec, "sequence_lens of dtype " + std::string(dtype_name(lens_dtype)));
+      sequence_lens_i64_ = lens_dtype == DType::i64;
+      if (spec.inputs[kSequenceLens].shape.numel() != batch_) throw_bad_shape(spec, "sequence_lens must be [batch]");
+      has_sequence_lens_ = true;
+    }
+    const Shape state{directions_, batch_, hidden_};
+    for (int i : {kInitialH, kInitialC}) {
+      if (!has_input(spec, i)) continue;
+      if (spec.inputs[i].shape != state) throw_bad_shape(spec, "initial states must be " + state.to_string());
+      if (spec.inputs[i].dtype != dtype_) throw_unsupported(spec, "initial states must have X's dtype");
+    }
+    if (has_output(spec, kY)) require_output_shape(spec, kY, Shape{seq_len_, directions_, batch_, hidden_});
+    for (int o : {kYH, kYC})
+      if (has_output(spec, o)) require_output_shape(spec, o, state);
+    for (std::size_t o = 0; o < spec.outputs.size(); ++o)
+      if (spec.outputs[o].present && spec.outputs[o].dtype != dtype_) throw_unsupported(spec, "outputs must have X's dtype");
+
+    // Workspace pieces, in order.
+    x_gates_bytes_ = align_bytes(static_cast<std::size_t>(seq_len_ * batch_ * 4 * hidden_) * sizeof(float));
+    h_gates_bytes_ = align_bytes(static_cast<std::size_t>(batch_ * 4 * hidden_) * sizeof(float));
+    h_bytes_ = align_bytes(static_cast<std::size_t>(batch_ * hidden_) * dtype_size(dtype_));
+    c_bytes_ = align_bytes(static_cast<std::size_t>(batch_ * hidden_) * sizeof(float));
+  }
+
+  std::size_t workspace_bytes() const override { return x_gates_bytes_ + h_gates_bytes_ + h_bytes_ + c_bytes_; }
+
+ protected:
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+              CudaStream& stream) override {
+    auto* scratch = static_cast<std::byte*>(workspace);
+    auto* x_gates = reinterpret_cast<float*>(scratch);
+    auto* h_gates = reinterpret_cast<float*>(scratch + x_gates_bytes_);
+    void* h = scratch + x_gates_bytes_ + h_gates_bytes_;
+    auto* c = reinterpret_cast<float*>(scratch + x_gates_bytes_ + h_gates_bytes_ + h_bytes_);
+    auto output = [&](int index) { return index < static_cast<int>(outputs.size()) ? outputs[index] : nullptr; };
+    void* y = output(kY);
+    void* y_h = output(kYH);
+    void* y_c = output(kYC);
+
+    const std::size_t element = dtype_size(dtype_);
+    const std::size_t state_elements = static_cast<std::size_t>(batch_ * hidden_);
+    // Rows shorter than the sequence never write their tail steps; ONNX wants zeros there.
+    if (y && has_sequence_lens_)
+      LOOM_CUDA_CHECK(cudaMemsetAsync(y, 0, static_cast<std::size_t>(seq_len_ * directions_) * state_elements * element,
+                                      stream.get()));
+
+    cublasHandle_t handle = stream.cublas();
+    const auto* w = static_cast<const std::byte*>(inputs[kW]);
+    const auto* r = static_cast<const std::byte*>(inputs[kR]);
+    const auto* b = static_cast<const std::byte*>(inputs.size() > kB ? inputs[kB] : nullptr);
+    const void* seq_lens = inputs.size() > kSequenceLens ? inputs[kSequenceLens] : nullptr;
+    const auto* initial_h = static_cast<const std::byte*>(inputs.size() > kInitialH ? inputs[kInitialH] : nullptr);
+    const auto* initial_c = static_cast<const std::byte*>(inputs.size() > kInitialC ? inputs[kInitialC] : nullptr);
+
+    for (std::int64_t d = 0; d < directions_; ++d) {
+      const std::size_t state_offset = static_cast<std::size_t>(d) * state_elements;
+      // X·W_dᵀ for all steps: [T*B, I] x [4H, I]ᵀ -> [T*B, 4H] in f32.
+      const GemmOperand x_op{inputs[kX], false, input_size_, 0};
+      const GemmOperand w_op{w + d * 4 * hidden_ * input_size_ * static_cast<std::int64_t>(element), true, input_size_, 0};
+      gemm_row_major(handle, seq_len_ * batch_, 4 * hidden_, input_size_, 1.0f, x_op, w_op, 0.0f,
+                     {x_gates, 4 * hidden_, 0}, 1, dtype_, DType::f32);
+
+      if (initial_h)
+        stream.copy_on_device(h, initial_h + state_offset * element, state_elements * element);
+      else
+        LOOM_CUDA_CHECK(cudaMemsetAsync(h, 0, state_elements * element, stream.get()));
+      if (initial_c)
+        kernels::launch_convert(initial_c + state_offset * element, dtype_, c, DType::f32, state_elements, stream.get());
+      else
+        LOOM_CUDA_CHECK(cudaMemsetAsync(c, 0, state_elements * sizeof(float), stream.get()));
+
+      kernels::LstmStepParams step;
+      step.x_gates = x_gates;
+      step.h_gates = h_gates;
+      step.bias = b ? b + d * 8 * hidden_ * static_cast<std::int64_t>(element) : nullptr;
+      step.seq_lens = seq_lens;
+      step.seq_lens_i64 = sequence_lens_i64_;
+      step.h = h;
+      step.c = c;
+      step.y = y;
+      step.seq_len = seq_len_;
+      step.batch = batch_;
+      step.hidden = hidden_;
+      step.directions = directions_;
+      step.direction = d;
+      step.reverse = reverse_only_ || d == 1;
+      const GemmOperand h_op{h, false, hidden_, 0};
+      const GemmOperand r_op{r + d * 4 * hidden_ * hidden_ * static_cast<std::int64_t>(element), true, hidden_, 0};
+      for (std::int64_t t = 0; t < seq_len_; ++t) {
+        // h·R_dᵀ: [B, H] x [4H, H]ᵀ -> [B, 4H] in f32.
+        gemm_row_major(handle, batch_, 4 * hidden_, hidden_, 1.0f, h_op, r_op, 0.0f, {h_gates, 4 * hidden_, 0}, 1,
+                       dtype_, DType::f32);
+        step.step = t;
+        kernels::launch_lstm_step(step, dtype_, stream.get());
+      }
+
+      if (y_h) stream.copy_on_device(static_cast<std::byte*>(y_h) + state_offset * element, h, state_elements * element);
+      if (y_c)
+        kernels::launch_convert(c, DType::f32, static_cast<std::byte*>(y_c) + state_offset * element, dtype_,
+                                state_elements, stream.get());
+    }
+  }
+
+ private:
+  DType dtype_;
+  std::int64_t directions_ = 1;
+  bool reverse_only_ = false;
+  bool has_sequence_lens_ = false;
+  bool sequence_lens_i64_ = false;
+  std::int64_t seq_len_ = 0, batch_ = 0, input_size_ = 0, hidden_ = 0;
+  std::size_t x_gates_bytes_ = 0, h_gates_bytes_ = 0, h_bytes_ = 0, c_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> create_lstm_kernel(const KernelSpec& spec, CudaBackend&) {
+  require_arity(spec, 3, 8, 0, 3);
+  return std::make_unique<LstmKernel>(spec);
+}
+
+}  // namespace loom::backend::cuda

@@ -1,0 +1,84 @@
+// Tensor, Shape and dtype conversions against hand-computed values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "loom/tensor.hpp"
+
+using namespace loom;
+
+TEST(Tensor, ShapeAndBytes) {
+  Tensor t(DType::f32, Shape{2, 3, 4});
+  EXPECT_EQ(t.numel(), 24);
+  EXPECT_EQ(t.bytes(), 96u);
+  EXPECT_EQ(t.shape().to_string(), "2x3x4");
+  EXPECT_EQ(Shape{}.numel(), 1);
+  EXPECT_EQ(Shape{}.to_string(), "scalar");
+  for (float v : t.values<float>()) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(Tensor, TypedAccessChecksDType) {
+  Tensor t = Tensor::from<float>(Shape{2}, {1.5f, -2.0f});
+  EXPECT_FLOAT_EQ(t.values<float>()[1], -2.0f);
+  try {
+    (void)t.values<std::int64_t>();
+    FAIL() << "expected a dtype error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::dtype_mismatch);
+    EXPECT_NE(std::string(e.what()).find("f32"), std::string::npos);
+  }
+}
+
+TEST(Tensor, FromChecksCount) {
+  EXPECT_THROW(Tensor::from<float>(Shape{3}, {1.0f, 2.0f}), Error);
+}
+
+TEST(Tensor, HalfConversionsHandValues) {
+  // Bit patterns from the IEEE 754 binary16 definition.
+  EXPECT_EQ(float_to_f16(1.0f).bits, 0x3C00);
+  EXPECT_EQ(float_to_f16(-2.0f).bits, 0xC000);
+  EXPECT_EQ(float_to_f16(65504.0f).bits, 0x7BFF);           // largest finite
+  EXPECT_EQ(float_to_f16(70000.0f).bits, 0x7C00);           // overflows to inf
+  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -24)).bits, 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -14)).bits, 0x0400);  // smallest normal
+  EXPECT_EQ(float_to_f16(1.0f + std::ldexp(1.0f, -11)).bits, 0x3C00);  // tie rounds to even
+  EXPECT_EQ(float_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)).bits, 0x3C02);
+  EXPECT_TRUE(std::isnan(f16_to_float(float_to_f16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(f16_to_float(f16_t{0x3555}), 0.333251953125f);
+  EXPECT_EQ(f16_to_float(f16_t{0x0001}), std::ldexp(1.0f, -24));
+  EXPECT_EQ(float_to_bf16(1.0f).bits, 0x3F80);
+  EXPECT_EQ(bf16_to_float(bf16_t{0x4049}), 3.140625f);
+}
+
+TEST(Tensor, HalfRoundTripIsExactForRepresentableValues) {
+  for (std::uint32_t bits = 0; bits < 0x7C00; bits += 7) {
+    const f16_t h{static_cast<std::uint16_t>(bits)};
+    EXPECT_EQ(float_to_f16(f16_to_float(h)).bits, h.bits);
+  }
+}
+
+TEST(Tensor, ConvertBetweenTypes) {
+  Tensor t = Tensor::from<float>(Shape{3}, {0.5f, -1.25f, 3.0f});
+  Tensor h = t.to(DType::f16);
+  EXPECT_EQ(h.dtype(), DType::f16);
+  EXPECT_EQ(h.bytes(), 6u);
+  Tensor back = h.to(DType::f32);
+  EXPECT_EQ(back.values<float>()[1], -1.25f);
+  Tensor i = Tensor::from<std::int64_t>(Shape{2}, {7, -3});
+  EXPECT_EQ(i.to(DType::i32).values<std::int32_t>()[1], -3);
+  EXPECT_THROW(i.to(DType::f32), Error);
+}
+
+TEST(Tensor, Reshaped) {
+  Tensor t = Tensor::from<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(t.reshaped(Shape{3, 2}).values<float>()[5], 6.0f);
+  EXPECT_THROW(t.reshaped(Shape{4}), Error);
+}
+
+TEST(DType, Names) {
+  EXPECT_EQ(dtype_name(DType::boolean), "bool");
+  EXPECT_EQ(dtype_from_name("fp16"), DType::f16);
+  EXPECT_EQ(dtype_size(DType::i64), 8u);
+  EXPECT_THROW(dtype_from_name("f8"), Error);
+}

@@ -1,0 +1,36 @@
+// The CPU backend: host memory, streams that run each call to completion, and the reference
+// kernel of every op in docs/ops.md.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend/backend.hpp"
+
+namespace loom::backend::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+
+  Kind kind() const noexcept override { return Kind::cpu; }
+  std::string name() const override { return "cpu"; }
+  std::string device_name() const override { return device_name_; }
+  double peak_flops(DType dtype) const override;
+  double peak_bandwidth() const override;
+  std::size_t onchip_bytes() const override;
+
+  std::unique_ptr<OpKernel> create_kernel(const KernelSpec& spec) override;
+  std::unique_ptr<Stream> create_stream(int priority = 0) override;
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* ptr) noexcept override;
+  void* allocate_host(std::size_t bytes) override;
+  void deallocate_host(void* ptr) noexcept override;
+  void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
+               Stream& stream) override;
+
+ private:
+  std::string device_name_;
+};
+
+}  // namespace loom::backend::cpu

@@ -1,0 +1,143 @@
+// BatchNormalization with running statistics (inference only) and LayerNormalization over the
+// trailing dims from `axis`. Statistics are accumulated in double so the CPU result can serve as
+// the reference for the CUDA kernels.
+#include "backend/cpu/norm.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernel_support.hpp"
+
+namespace loom::backend::cpu {
+namespace {
+
+class BatchNormKernel final : public OpKernel {
+ public:
+  explicit BatchNormKernel(const KernelSpec& spec) : OpKernel(spec) {
+    require_input_count(spec, 5, 5);
+    require_output_count(spec, 1, 1);  // running mean/var outputs exist only in training mode
+    const char* roles[] = {"X", "scale", "B", "input_mean", "input_var"};
+    for (std::size_t i = 0; i < 5; ++i) require_present(spec, i, roles[i]);
+    require_f32(spec);
+    const Attributes& attrs = spec.node->attrs;
+    if (attrs.get_int("training_mode", 0) != 0) throw_unsupported(spec, "training_mode=1 (inference only)");
+    epsilon_ = attrs.get_float("epsilon", 1e-5f);
+    const Shape& x = spec.inputs[0].shape;
+    if (x.rank() < 2) throw_bad_shape(spec, "X must have rank >= 2, got " + x.to_string());
+    batch_ = x[0];
+    channels_ = x[1];
+    spatial_ = product(x.dims(), 2, x.rank());
+    for (std::size_t i = 1; i < 5; ++i) require_shape(spec, spec.inputs[i].shape, Shape{channels_}, roles[i]);
+    require_shape(spec, spec.outputs[0].shape, x, "output Y");
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    const float* x = static_cast<const float*>(inputs[0]);
+    const float* scale = static_cast<const float*>(inputs[1]);
+    const float* bias = static_cast<const float*>(inputs[2]);
+    const float* mean = static_cast<const float*>(inputs[3]);
+    const float* var = static_cast<const float*>(inputs[4]);
+    float* y = static_cast<float*>(outputs[0]);
+    for (std::int64_t c = 0; c < channels_; ++c) {
+      // y = (x - mean) / sqrt(var + eps) * scale + B, folded into one multiply-add per element.
+      const double multiplier = scale[c] / std::sqrt(static_cast<double>(var[c]) + epsilon_);
+      const float a = static_cast<float>(multiplier);
+      const float b = static_cast<float>(bias[c] - mean[c] * multiplier);
+      for (std::int64_t n = 0; n < batch_; ++n) {
+        const std::int64_t offset = (n * channels_ + c) * spatial_;
+        const float* in = x + offset;
+        float* out = y + offset;
+        for (std::int64_t i = 0; i < spatial_; ++i) out[i] = in[i] * a + b;
+      }
+    }
+  }
+
+ private:
+  float epsilon_ = 1e-5f;
+  std::int64_t batch_ = 0, channels_ = 0, spatial_ = 0;
+};
+
+// How Scale or B lines up with the normalised block: one value per element, or one for all.
+enum class ParamLayout { absent, per_element, scalar };
+
+class LayerNormKernel final : public OpKernel {
+ public:
+  explicit LayerNormKernel(const KernelSpec& spec) : OpKernel(spec) {
+    require_input_count(spec, 2, 3);
+    require_output_count(spec, 1, 1);  // Mean and InvStdDev are training-only outputs
+    require_present(spec, 0, "X");
+    require_present(spec, 1, "Scale");
+    require_f32(spec);
+    const Attributes& attrs = spec.node->attrs;
+    if (attrs.get_int("stash_type", 1) != 1) throw_unsupported(spec, "stash_type other than 1 (float)");
+    epsilon_ = attrs.get_float("epsilon", 1e-5f);
+    const Shape& x = spec.inputs[0].shape;
+    const std::int64_t rank = static_cast<std::int64_t>(x.rank());
+    const std::int64_t axis = normalize_axis(spec, attrs.get_int("axis", -1), rank);
+    rows_ = product(x.dims(), 0, static_cast<std::size_t>(axis));
+    width_ = product(x.dims(), static_cast<std::size_t>(axis), x.rank());
+    const Shape normalized(std::vector<std::int64_t>(x.dims().begin() + axis, x.dims().end()));
+    scale_layout_ = param_layout(spec, 1, normalized, "Scale");
+    bias_layout_ = spec.inputs.size() == 3 ? param_layout(spec, 2, normalized, "B") : ParamLayout::absent;
+    require_shape(spec, spec.outputs[0].shape, x, "output Y");
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    const float* x = static_cast<const float*>(inputs[0]);
+    const float* scale = static_cast<const float*>(inputs[1]);
+    const float* bias = bias_layout_ == ParamLayout::absent ? nullptr : static_cast<const float*>(inputs[2]);
+    float* y = static_cast<float*>(outputs[0]);
+    const std::int64_t scale_step = scale_layout_ == ParamLayout::per_element ? 1 : 0;
+    const std::int64_t bias_step = bias_layout_ == ParamLayout::per_element ? 1 : 0;
+    for (std::int64_t r = 0; r < rows_; ++r) {
+      const float* in = x + r * width_;
+      float* out = y + r * width_;
+      double sum = 0.0;
+      for (std::int64_t i = 0; i < width_; ++i) sum += in[i];
+      const double mean = sum / static_cast<double>(width_);
+      double squares = 0.0;
+      for (std::int64_t i = 0; i < width_; ++i) {
+        const double d = in[i] - mean;
+        squares += d * d;
+      }
+      const float inv_std = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(width_) + epsilon_));
+      const float mean_f = static_cast<float>(mean);
+      if (bias) {
+        for (std::int64_t i = 0; i < width_; ++i)
+          out[i] = (in[i] - mean_f) * inv_std * scale[i * scale_step] + bias[i * bias_step];
+      } else {
+        for (std::int64_t i = 0; i < width_; ++i) out[i] = (in[i] - mean_f) * inv_std * scale[i * scale_step];
+      }
+    }
+  }
+
+ private:
+  static ParamLayout param_layout(const KernelSpec& spec, std::size_t index, const Shape& normalized,
+                                  const char* role) {
+    const TensorDesc& desc = spec.inputs[index];
+    if (!desc.present) return ParamLayout::absent;
+    if (!broadcast_strides(desc.shape, normalized))
+      throw_bad_shape(spec, std::string(role) + " " + desc.shape.to_string() +
+                                " does not broadcast to the normalised shape " + normalized.to_string());
+    if (desc.shape.numel() == normalized.numel()) return ParamLayout::per_element;
+    if (desc.shape.numel() == 1) return ParamLayout::scalar;
+    throw_unsupported(spec, std::string(role) + " " + desc.shape.to_string() +
+                                " broadcast along part of the normalised shape " + normalized.to_string());
+  }
+
+  float epsilon_ = 1e-5f;
+  std::int64_t rows_ = 0, width_ = 0;
+  ParamLayout scale_layout_ = ParamLayout::per_element;
+  ParamLayout bias_layout_ = ParamLayout::absent;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_batch_norm_kernel(const KernelSpec& spec) { return std::make_unique<BatchNormKernel>(spec); }
+std::unique_ptr<OpKernel> make_layer_norm_kernel(const KernelSpec& spec) { return std::make_unique<LayerNormKernel>(spec); }
+
+}  // namespace loom::backend::cpu

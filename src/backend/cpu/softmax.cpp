@@ -1,0 +1,62 @@
+// Softmax along one axis: exp(x - max) / sum, the max subtracted so exp never overflows.
+#include "backend/cpu/softmax.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "backend/cpu/kernel_support.hpp"
+
+namespace loom::backend::cpu {
+namespace {
+
+class SoftmaxKernel final : public OpKernel {
+ public:
+  explicit SoftmaxKernel(const KernelSpec& spec) : OpKernel(spec) {
+    require_input_count(spec, 1, 1);
+    require_output_count(spec, 1, 1);
+    require_present(spec, 0, "input");
+    require_f32(spec);
+    const Shape& x = spec.inputs[0].shape;
+    require_shape(spec, spec.outputs[0].shape, x, "output");
+    const std::int64_t rank = static_cast<std::int64_t>(x.rank());
+    if (rank == 0) throw_bad_shape(spec, "input must have rank >= 1");
+    const auto axis = static_cast<std::size_t>(normalize_axis(spec, spec.node->attrs.get_int("axis", -1), rank));
+    outer_ = product(x.dims(), 0, axis);
+    length_ = x[axis];
+    inner_ = product(x.dims(), axis + 1, x.rank());
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    const float* x = static_cast<const float*>(inputs[0]);
+    float* y = static_cast<float*>(outputs[0]);
+    // Elements along the axis are `inner_` apart; each (outer, inner) pair is one softmax.
+    for (std::int64_t o = 0; o < outer_; ++o) {
+      for (std::int64_t i = 0; i < inner_; ++i) {
+        const float* in = x + o * length_ * inner_ + i;
+        float* out = y + o * length_ * inner_ + i;
+        float max_value = -std::numeric_limits<float>::infinity();
+        for (std::int64_t k = 0; k < length_; ++k) max_value = std::max(max_value, in[k * inner_]);
+        float sum = 0.0f;
+        for (std::int64_t k = 0; k < length_; ++k) {
+          const float e = std::exp(in[k * inner_] - max_value);
+          out[k * inner_] = e;
+          sum += e;
+        }
+        const float inv_sum = 1.0f / sum;
+        for (std::int64_t k = 0; k < length_; ++k) out[k * inner_] *= inv_sum;
+      }
+    }
+  }
+
+ private:
+  std::int64_t outer_ = 0, length_ = 0, inner_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_softmax_kernel(const KernelSpec& spec) { return std::make_unique<SoftmaxKernel>(spec); }
+
+}  // namespace loom::backend::cpu

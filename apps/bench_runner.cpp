@@ -1,0 +1,251 @@
+// The closed-loop load generator behind loom-bench.
+#include "bench_runner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace loom::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// State every client thread reads; the first failure stops the whole run.
+struct Shared {
+  LoadConfig config;
+  std::size_t clients = 0;
+  Clock::time_point run_start;
+  Clock::time_point measure_start;  // written once by the barrier, before anyone measures
+  std::atomic<bool> measuring{false};
+  std::atomic<bool> stop{false};  // the measured phase has met its minimums: submit no more
+  std::atomic<bool> failed{false};
+  std::atomic<std::size_t> satisfied{0};  // clients that completed min_requests
+  std::atomic<std::size_t> finished{0};   // client threads that returned
+
+  std::mutex error_mutex;
+  std::exception_ptr error;
+
+  void fail(std::exception_ptr e) {
+    {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = std::move(e);
+    }
+    failed = true;
+    stop = true;
+  }
+};
+
+// One model's closed loop. Completions arrive on the executor's post-process thread.
+class Client {
+ public:
+  Client(Executor& executor, const LoadTarget& target, Shared& shared)
+      : executor_(executor), target_(target), shared_(shared) {}
+
+  // `arrive_and_wait` is the barrier every client passes between warm-up and measurement.
+  void run(const std::function<void()>& arrive_and_wait) {
+    bool arrived = false;
+    try {
+      warm_up();
+      drain();
+      arrived = true;
+      arrive_and_wait();
+      if (!shared_.failed) measure();
+    } catch (...) {
+      shared_.fail(std::current_exception());
+    }
+    drain();
+    // Every client must reach the barrier once, or the others would wait for ever.
+    if (!arrived) arrive_and_wait();
+    ++shared_.finished;
+  }
+
+  std::size_t measured_done() const { return measured_done_.load(); }
+  std::size_t warmup_done() const {
+    std::lock_guard lock(mutex_);
+    return warmup_done_;
+  }
+  std::vector<RequestTiming> take_timings() {
+    std::lock_guard lock(mutex_);
+    std::sort(timings_.begin(), timings_.end(),
+              [](const RequestTiming& a, const RequestTiming& b) { return a.index < b.index; });
+    return std::move(timings_);
+  }
+
+ private:
+  void warm_up() {
+    const auto& config = shared_.config;
+    if (config.warmup_ms <= 0) return;
+    const auto deadline =
+        shared_.run_start + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double, std::milli>(config.warmup_ms));
+    while (!shared_.failed && Clock::now() < deadline) {
+      while (!shared_.failed && outstanding() < config.concurrency) submit(false);
+      wait_for_free_slot();
+    }
+  }
+
+  void measure() {
+    const auto& config = shared_.config;
+    bool satisfied = false;
+    while (!shared_.stop) {
+      while (!shared_.stop && outstanding() < config.concurrency) submit(true);
+      wait_for_free_slot();
+      if (!satisfied && measured_done() >= config.min_requests) {
+        satisfied = true;
+        ++shared_.satisfied;
+      }
+      if (shared_.satisfied == shared_.clients &&
+          ms_between(shared_.measure_start, Clock::now()) >= config.min_duration_s * 1000.0)
+        shared_.stop = true;
+    }
+  }
+
+  void submit(bool measured) {
+    std::vector<Tensor> inputs = target_.inputs;  // copied before the clock starts
+    const std::size_t index = measured ? next_index_++ : 0;
+    {
+      std::lock_guard lock(mutex_);
+      ++outstanding_;  // before submit(): the callback may run before submit() returns
+    }
+    const auto start = Clock::now();
+    try {
+      executor_.submit(target_.model, std::move(inputs),
+                       [this, measured, index, start](std::exception_ptr error, Outputs) {
+                         complete(measured, index, start, std::move(error));
+                       });
+    } catch (...) {
+      {
+        std::lock_guard lock(mutex_);
+        --outstanding_;
+      }
+      throw;
+    }
+  }
+
+  // Everything, the notify included, happens under the lock: once drain() sees no request
+  // outstanding the Client may be destroyed, so nothing may touch it after the unlock.
+  void complete(bool measured, std::size_t index, Clock::time_point start, std::exception_ptr error) {
+    const auto end = Clock::now();
+    std::lock_guard lock(mutex_);
+    if (error) {
+      shared_.fail(std::move(error));
+    } else if (measured) {
+      timings_.push_back({index, ms_between(shared_.measure_start, start), ms_between(shared_.measure_start, end)});
+      ++measured_done_;
+    } else {
+      ++warmup_done_;
+    }
+    --outstanding_;
+    cv_.notify_all();
+  }
+
+  std::size_t outstanding() const {
+    std::lock_guard lock(mutex_);
+    return outstanding_;
+  }
+
+  // Wakes on a completion; the timeout lets a client notice the shared stop and the end of the
+  // minimum duration even when its own requests are slow.
+  void wait_for_free_slot() {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, std::chrono::milliseconds(50),
+                 [&] { return outstanding_ < shared_.config.concurrency || shared_.stop.load(); });
+  }
+
+  void drain() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return outstanding_ == 0; });
+  }
+
+  Executor& executor_;
+  const LoadTarget& target_;
+  Shared& shared_;
+  std::size_t next_index_ = 0;  // client thread only
+  std::atomic<std::size_t> measured_done_{0};
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::size_t outstanding_ = 0;
+  std::size_t warmup_done_ = 0;
+  std::vector<RequestTiming> timings_;
+};
+
+LoadProgress progress_of(const Shared& shared, const std::vector<std::unique_ptr<Client>>& clients) {
+  LoadProgress progress;
+  const auto now = Clock::now();
+  const auto& config = shared.config;
+  progress.warming_up = !shared.measuring;
+  for (const auto& client : clients) progress.completed.push_back(client->measured_done());
+  if (progress.warming_up) {
+    progress.fraction = config.warmup_ms > 0 ? ms_between(shared.run_start, now) / config.warmup_ms : 1;
+  } else {
+    double fraction = 1;
+    for (std::size_t done : progress.completed)
+      fraction = std::min(fraction, static_cast<double>(done) / static_cast<double>(config.min_requests));
+    if (config.min_duration_s > 0)
+      fraction = std::min(fraction, ms_between(shared.measure_start, now) / (config.min_duration_s * 1000.0));
+    progress.fraction = fraction;
+  }
+  progress.fraction = std::clamp(progress.fraction, 0.0, 1.0);
+  return progress;
+}
+
+}  // namespace
+
+LoadResult run_closed_loop(Executor& executor, const std::vector<LoadTarget>& targets,
+                           const LoadConfig& config,
+                           const std::function<void(const LoadProgress&)>& on_tick) {
+  if (targets.empty()) throw std::invalid_argument("run_closed_loop: no models to run");
+  Shared shared;
+  shared.config = config;
+  shared.config.min_requests = std::max<std::size_t>(config.min_requests, 1);
+  shared.config.concurrency = std::max<std::size_t>(config.concurrency, 1);
+  shared.clients = targets.size();
+
+  std::vector<std::unique_ptr<Client>> clients;
+  for (const auto& target : targets) clients.push_back(std::make_unique<Client>(executor, target, shared));
+
+  // All models start measuring at the same instant, after each has drained its warm-up.
+  auto start_measuring = [&shared]() noexcept {
+    shared.measure_start = Clock::now();
+    shared.measuring = true;
+  };
+  std::barrier measure_barrier(static_cast<std::ptrdiff_t>(clients.size()), start_measuring);
+  const std::function<void()> arrive_and_wait = [&measure_barrier] { measure_barrier.arrive_and_wait(); };
+
+  shared.run_start = Clock::now();
+  std::vector<std::thread> threads;
+  for (auto& client : clients) threads.emplace_back([&client, &arrive_and_wait] { client->run(arrive_and_wait); });
+  while (shared.finished < clients.size()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    if (on_tick && shared.finished < clients.size()) on_tick(progress_of(shared, clients));
+  }
+  for (auto& thread : threads) thread.join();
+  if (shared.error) std::rethrow_exception(shared.error);
+
+  LoadResult result;
+  double last_end_ms = 0;
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    ModelTimings timings;
+    timings.model = targets[i].model;
+    timings.warmup_requests = clients[i]->warmup_done();
+    timings.requests = clients[i]->take_timings();
+    for (const auto& request : timings.requests) last_end_ms = std::max(last_end_ms, request.end_ms);
+    result.models.push_back(std::move(timings));
+  }
+  result.measured_s = last_end_ms / 1000.0;
+  return result;
+}
+
+}  // namespace loom::bench

@@ -1,0 +1,462 @@
+// loom-bench: runs the built-in default workload (or the models named) closed-loop on one device,
+// every model at the same time, and reports throughput and latency the way trtexec does, or as
+// one JSON document.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_runner.hpp"
+#include "bench_stats.hpp"
+#include "loom/loom.hpp"
+
+namespace {
+
+using loom::bench::LatencySummary;
+using loom::bench::LoadConfig;
+using loom::bench::LoadProgress;
+using loom::bench::LoadResult;
+using loom::bench::LoadTarget;
+
+const std::vector<std::string> kDefaultModels = {"resnet", "bert", "lstm"};
+// Always in the JSON report, whatever --percentile asks for, so scripts can rely on them.
+const std::vector<double> kJsonPercentiles = {50, 90, 95, 99};
+
+struct BenchOptions {
+  std::vector<std::string> models;
+  std::size_t iterations = 10;
+  double warmup_ms = 200;
+  double duration_s = 0;
+  std::vector<double> percentiles = {90, 95, 99};
+  std::string device = "auto";
+  std::int64_t batch = 1;
+  std::string size = "auto";
+  bool fp16 = false;
+  std::string policy = "fifo";
+  std::size_t concurrency = 1;
+  std::string export_times;
+  bool json = false;
+  std::uint64_t seed = 1;
+};
+
+// A mistake in the flags that only shows once the device is known.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string format(const char* fmt, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, value);
+  return text;
+}
+
+// Flag checks with messages that say what was expected (CLI11's own print the whole double range).
+CLI::Validator positive_integer() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+            value.find_first_not_of('0') == std::string::npos)
+          return "expected a whole number of at least 1, got '" + value + "'";
+        return {};
+      },
+      "");
+}
+
+CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        try {
+          std::size_t used = 0;
+          const double number = std::stod(value, &used);
+          if (used == value.size() && std::isfinite(number) && number >= 0) return {};
+        } catch (const std::exception&) {
+        }
+        return "expected a number of at least 0, got '" + value + "'";
+      },
+      "");
+}
+
+// JSON figures to 0.1 microsecond (ms values) or 0.001 qps: more digits would only be noise.
+double rounded(double value, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
+}
+
+std::string percentile_label(double p) {
+  char text[48];
+  std::snprintf(text, sizeof text, "percentile(%g%%)", p);
+  return text;
+}
+
+// A one-line bar on stderr, redrawn a few times a second; silent unless stderr is a terminal.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::vector<std::string> models) : models_(std::move(models)), enabled_(isatty(2) != 0) {}
+
+  void update(const LoadProgress& progress, std::size_t iterations) {
+    if (!enabled_) return;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(std::lround(progress.fraction * kWidth));
+    std::string line = "\r[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] ";
+    line += format("%3.0f%% ", progress.fraction * 100);
+    line += progress.warming_up ? "warming up" : "measuring";
+    if (!progress.warming_up) {
+      for (std::size_t i = 0; i < models_.size() && i < progress.completed.size(); ++i)
+        line += "  " + models_[i] + " " + std::to_string(progress.completed[i]) + (progress.completed[i] < iterations ? "/" + std::to_string(iterations) : "");
+    }
+    std::fputs((line + "\033[K").c_str(), stderr);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+  void clear() {
+    if (!drawn_) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    drawn_ = false;
+  }
+
+ private:
+  std::vector<std::string> models_;
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+struct ModelReport {
+  std::string name;
+  loom::ModelInfo info;
+  std::size_t requests = 0;
+  double qps = 0;
+  LatencySummary latency;
+  std::vector<double> sorted_ms;  // measured latencies, ascending
+};
+
+std::string describe_values(const std::vector<loom::ValueInfo>& values) {
+  std::string text;
+  for (const auto& value : values) {
+    if (!text.empty()) text += ", ";
+    text += value.name + " " + value.shape.to_string() + " " + std::string(loom::dtype_name(value.dtype));
+  }
+  return text;
+}
+
+void print_header(const BenchOptions& options, const loom::Executor& executor, const std::string& size,
+                  const std::vector<ModelReport>& reports) {
+  std::printf("=== Loom benchmark (loom-bench %s) ===\n", loom::version());
+  std::printf("Device:       %s (backend: %s)\n", executor.device_name().c_str(), executor.backend_name().c_str());
+  std::printf("Policy:       %s\n", executor.policy_name().c_str());
+  std::printf("Batch:        %lld\n", static_cast<long long>(options.batch));
+  std::printf("Size:         %s%s\n", size.c_str(),
+              options.size == "auto" ? " (auto: large on CUDA, small on the CPU)" : "");
+  std::printf("Precision:    %s\n", options.fp16 ? "f16" : "f32");
+  std::printf("Load:         closed loop, %zu request(s) outstanding per model, all models at once\n",
+              options.concurrency);
+  std::printf("Warm-up:      %g ms\n", options.warmup_ms);
+  std::printf("Measurement:  at least %zu requests per model and at least %g s\n", options.iterations,
+              options.duration_s);
+  std::printf("Models:\n");
+  for (const auto& report : reports) {
+    std::printf("  %-8s %4zu Steps, %9.2f MB weights, %8.2f MB activations per request; inputs: %s\n",
+                report.name.c_str(), report.info.steps.size(), report.info.weight_bytes / 1e6,
+                report.info.activation_bytes / 1e6, describe_values(report.info.inputs).c_str());
+  }
+  std::fflush(stdout);
+}
+
+void print_summary(const std::vector<ModelReport>& reports, double total_qps,
+                   std::size_t total_requests, double measured_s) {
+  std::printf("\n=== Performance summary ===\n");
+  for (const auto& report : reports) {
+    const auto& l = report.latency;
+    std::printf("%s: %zu requests, throughput %.2f qps\n", report.name.c_str(), report.requests, report.qps);
+    std::printf("  Latency: min = %.3f ms, max = %.3f ms, mean = %.3f ms, median = %.3f ms\n", l.min, l.max, l.mean,
+                l.median);
+    std::string line;
+    for (const auto& [p, value] : l.percentiles)
+      line += (line.empty() ? "           " : ", ") + percentile_label(p) + " = " + format("%.3f", value) + " ms";
+    if (!line.empty()) std::printf("%s\n", line.c_str());
+  }
+  std::printf("Total throughput: %.2f qps (%zu requests in %.3f s)\n", total_qps, total_requests, measured_s);
+  std::printf("Latency is submit -> result ready; percentiles are nearest-rank over the sorted latencies.\n");
+}
+
+nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Executor& executor,
+                                   const std::string& size, const std::vector<ModelReport>& reports,
+                                   double total_qps, double measured_s) {
+  nlohmann::ordered_json doc;
+  doc["device"] = executor.device_name();
+  doc["backend"] = executor.backend_name();
+  doc["policy"] = executor.policy_name();
+  doc["batch"] = options.batch;
+  doc["size"] = size;
+  doc["models"] = nlohmann::ordered_json::array();
+  for (const auto& report : reports) {
+    nlohmann::ordered_json latency;
+    latency["min"] = rounded(report.latency.min, 4);
+    latency["mean"] = rounded(report.latency.mean, 4);
+    // The fixed keys first, then any extra percentile asked for, in the order asked.
+    std::vector<double> keys = kJsonPercentiles;
+    for (double p : options.percentiles)
+      if (std::find(keys.begin(), keys.end(), p) == keys.end()) keys.push_back(p);
+    for (double p : keys) latency[loom::bench::percentile_key(p)] = rounded(loom::bench::nearest_rank(report.sorted_ms, p), 4);
+    latency["max"] = rounded(report.latency.max, 4);
+    nlohmann::ordered_json model;
+    model["name"] = report.name;
+    model["requests"] = report.requests;
+    model["qps"] = rounded(report.qps, 3);
+    model["latency_ms"] = std::move(latency);
+    doc["models"].push_back(std::move(model));
+  }
+  doc["throughput_qps"] = rounded(total_qps, 3);
+  doc["duration_s"] = rounded(measured_s, 6);
+  return doc;
+}
+
+void write_times(std::ofstream& out, const LoadResult& result) {
+  struct Row {
+    const std::string* model;
+    loom::bench::RequestTiming timing;
+  };
+  std::vector<Row> rows;
+  for (const auto& model : result.models)
+    for (const auto& timing : model.requests) rows.push_back({&model.model, timing});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.timing.start_ms < b.timing.start_ms; });
+  nlohmann::ordered_json times = nlohmann::ordered_json::array();
+  for (const auto& row : rows) {
+    nlohmann::ordered_json entry;
+    entry["model"] = *row.model;
+    entry["request"] = row.timing.index;
+    entry["start_ms"] = rounded(row.timing.start_ms, 4);
+    entry["end_ms"] = rounded(row.timing.end_ms, 4);
+    entry["latency_ms"] = rounded(row.timing.latency_ms(), 4);
+    times.push_back(std::move(entry));
+  }
+  out << times.dump(1) << '\n';
+}
+
+int run_bench(BenchOptions options) {
+  if (options.models.empty()) options.models = kDefaultModels;
+  for (std::size_t i = 0; i < options.models.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (options.models[i] == options.models[j]) throw UsageError("model '" + options.models[i] + "' is named twice");
+  for (double p : options.percentiles)
+    if (!(p > 0 && p <= 100)) throw UsageError("--percentile: " + format("%g", p) + " is not in (0, 100]");
+
+  if (options.fp16) {
+    const bool cpu = options.device == "cpu" || (options.device == "auto" && loom::cuda_device_count() == 0);
+    if (cpu)
+      throw UsageError("--fp16 needs a CUDA device, but this run would use the CPU (--device=" + options.device +
+                       ", " + std::to_string(loom::cuda_device_count()) + " CUDA devices usable)");
+  }
+
+  // Opened before the run so that a bad path does not cost a whole measurement.
+  std::ofstream times_file;
+  if (!options.export_times.empty()) {
+    times_file.open(options.export_times);
+    if (!times_file) throw UsageError("--exportTimes: cannot write '" + options.export_times + "'");
+  }
+
+  loom::ExecutorOptions executor_options;
+  executor_options.device = options.device;
+  executor_options.policy = options.policy;
+  executor_options.compute_dtype = options.fp16 ? loom::DType::f16 : loom::DType::f32;
+  loom::Executor executor(executor_options);
+  if (options.fp16 && executor.backend_name() != "cuda")
+    throw UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor.device_name());
+
+  const std::string size_text =
+      options.size == "auto" ? (executor.backend_name() == "cuda" ? "large" : "small") : options.size;
+  const auto size = loom::workloads::size_from_name(size_text);
+
+  std::vector<LoadTarget> targets;
+  std::vector<ModelReport> reports;
+  for (std::size_t i = 0; i < options.models.size(); ++i) {
+    const auto& name = options.models[i];
+    const loom::Model model = loom::workloads::default_model(name, options.batch, size);
+    targets.push_back({name, loom::random_inputs(model, options.seed + i)});
+    executor.load(model, name);
+    ModelReport report;
+    report.name = name;
+    report.info = executor.model_info(name);
+    reports.push_back(std::move(report));
+  }
+  if (!options.json) print_header(options, executor, size_text, reports);
+
+  LoadConfig config;
+  config.min_requests = options.iterations;
+  config.warmup_ms = options.warmup_ms;
+  config.min_duration_s = options.duration_s;
+  config.concurrency = options.concurrency;
+  ProgressBar bar(options.models);
+  LoadResult result;
+  try {
+    result = loom::bench::run_closed_loop(executor, targets, config,
+                                          [&](const LoadProgress& p) { bar.update(p, options.iterations); });
+  } catch (...) {
+    bar.clear();
+    throw;
+  }
+  bar.clear();
+  executor.shutdown();
+
+  std::size_t total_requests = 0;
+  const double measured_s = result.measured_s;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    auto& report = reports[i];
+    const auto& timings = result.models[i].requests;
+    std::vector<double> latencies;
+    for (const auto& t : timings) latencies.push_back(t.latency_ms());
+    report.requests = timings.size();
+    report.qps = measured_s > 0 ? static_cast<double>(timings.size()) / measured_s : 0;
+    std::sort(latencies.begin(), latencies.end());
+    report.latency = loom::bench::summarize(latencies, options.percentiles);
+    report.sorted_ms = std::move(latencies);
+    total_requests += timings.size();
+  }
+  const double total_qps = measured_s > 0 ? static_cast<double>(total_requests) / measured_s : 0;
+
+  if (options.json) {
+    std::cout << json_report(options, executor, size_text, reports, total_qps, measured_s).dump(2) << std::endl;
+  } else {
+    print_summary(reports, total_qps, total_requests, measured_s);
+  }
+  if (times_file.is_open()) {
+    write_times(times_file, result);
+    if (!times_file) throw UsageError("--exportTimes: writing '" + options.export_times + "' failed");
+  }
+  return 0;
+}
+
+const char* kFooter = R"(How it measures:
+  Every chosen model is loaded into one Executor and driven by its own client thread, all at the
+  same time, so the models share the device. Each client keeps --concurrency requests outstanding
+  (closed loop): a new request is submitted as soon as one completes. After --warmUp, every model
+  drains its warm-up requests and measurement starts for all models at the same instant. Each model
+  keeps submitting until every model has completed --iterations requests and --duration has passed.
+  Latency = submit() -> result ready (ms). Percentiles are nearest-rank: the value at rank ceil(P/100 * n)
+  of the n sorted latencies. Throughput = completed requests / wall time of the measured phase
+  (total, and per model over the same wall time).
+
+Defaults are shown after '='.
+
+Examples:
+  loom-bench                                  all three models, device auto
+  loom-bench --device=cpu --iterations=3      quick CPU run
+  loom-bench --models=resnet,lstm --batch=8 --concurrency=2 --json)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchOptions options;
+  CLI::App app{"Runs Loom's built-in models (resnet, bert, lstm) at the same time on one device and reports\n"
+               "throughput and latency, like trtexec.",
+               "loom-bench"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(36);
+  // As in trtexec, a flag given twice takes its last value (scripts append overrides).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+  try {
+    app.set_version_flag("--version", std::string("loom-bench ") + loom::version(), "Print the version and exit");
+    app.add_option("--model,--models", options.models,
+                   "Model to run: resnet, bert or lstm; repeat the flag or give a comma list "
+                   "(default: all three)")
+        ->delimiter(',')
+        ->type_name("NAME");
+    app.add_option("--iterations", options.iterations, "Minimum measured requests per model")
+        ->check(positive_integer())
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--warmUp", options.warmup_ms,
+                   "Warm-up time per model in milliseconds before measuring (requests run, results discarded)")
+        ->check(non_negative_number())
+        ->type_name("MS")
+        ->capture_default_str();
+    app.add_option("--duration", options.duration_s,
+                   "Minimum measured time in seconds (0: only --iterations counts)")
+        ->check(non_negative_number())
+        ->type_name("S")
+        ->capture_default_str();
+    app.add_option("--percentile", options.percentiles,
+                   "Latency percentiles to report, comma list in (0, 100]; the JSON always also has "
+                   "p50, p90, p95, p99")
+        ->delimiter(',')
+        ->type_name("P[,P...]")
+        ->capture_default_str();
+    app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
+        ->type_name("auto|cpu|cuda|cuda:N")
+        ->check(CLI::Validator(
+            [](std::string& value) -> std::string {
+              if (value == "auto" || value == "cpu" || value == "cuda") return {};
+              if (value.rfind("cuda:", 0) == 0 && value.size() > 5 &&
+                  value.find_first_not_of("0123456789", 5) == std::string::npos)
+                return {};
+              return "expected auto, cpu, cuda or cuda:N, got '" + value + "'";
+            },
+            ""))
+        ->capture_default_str();
+    app.add_option("--batch", options.batch, "Batch size of every model's input")
+        ->check(positive_integer())
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--size", options.size,
+                   "Workload size: small (milliseconds per request on a CPU), large (loads a GPU), or auto "
+                   "(large on CUDA, small on the CPU)")
+        ->check(CLI::IsMember({"auto", "small", "large"}).description(""))
+        ->type_name("auto|small|large")
+        ->capture_default_str();
+    app.add_flag("--fp16", options.fp16, "Compute in f16 on the device (CUDA only; requests keep the model's own dtypes)");
+    std::string policy_choices;
+    for (const auto& name : loom::policy_names()) policy_choices += (policy_choices.empty() ? "" : "|") + name;
+    app.add_option("--policy", options.policy, "Scheduling policy: which model's next Step runs next")
+        ->check(CLI::IsMember(loom::policy_names()).description(""))
+        ->type_name(policy_choices)
+        ->capture_default_str();
+    app.add_option("--concurrency", options.concurrency, "Requests outstanding per model (closed loop)")
+        ->check(positive_integer())
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--exportTimes", options.export_times,
+                   "Write every measured request to FILE as a JSON array: model, request, start_ms, end_ms, "
+                   "latency_ms (ms from the start of measurement)")
+        ->type_name("FILE");
+    app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
+    app.add_option("--seed", options.seed, "Seed of the random request inputs (model i uses seed + i)")
+        ->type_name("N")
+        ->capture_default_str();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loom-bench: error: %s\n", e.what());
+    return 1;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    return run_bench(options);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "loom-bench: error: %s\n", e.what());
+    return 2;
+  } catch (const loom::Error& e) {
+    std::fprintf(stderr, "loom-bench: error [%s]: %s\n", std::string(loom::error_code_name(e.code())).c_str(),
+                 e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loom-bench: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -8,10 +8,12 @@
 #include <thread>
 
 #include "core/random.hpp"
+#include "test_support.hpp"
 #include "loom/executor.hpp"
 #include "loom/workloads.hpp"
 
 using namespace loom;
+using loom::test_support::code_of;
 
 namespace {
 
@@ -58,16 +60,6 @@ ExecutorOptions cpu_options() {
   return o;
 }
 
-template <class F>
-ErrorCode code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no loom::Error thrown";
-  return ErrorCode::internal;
-}
 
 }  // namespace
 

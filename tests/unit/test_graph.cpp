@@ -5,22 +5,12 @@
 #include <functional>
 
 #include "graph/ops.hpp"
+#include "test_support.hpp"
 #include "loom/model.hpp"
 #include "loom/workloads.hpp"
 
 using namespace loom;
-
-namespace {
-ErrorCode code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no loom::Error thrown";
-  return ErrorCode::internal;
-}
-}  // namespace
+using loom::test_support::code_of;
 
 TEST(ShapeInference, ConvPoolGemmChain) {
   ModelBuilder b("m");

@@ -12,6 +12,7 @@
 #include "backend/cpu/activation_math.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/lstm_spec.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -25,72 +26,23 @@ std::size_t aligned_floats(std::int64_t count) { return static_cast<std::size_t>
 class LstmKernel final : public OpKernel {
  public:
   explicit LstmKernel(const KernelSpec& spec) : OpKernel(spec) {
-    require_input_count(spec, 3, 8);
-    require_output_count(spec, 0, 3);
-    require_present(spec, kX, "X");
-    require_present(spec, kW, "W");
-    require_present(spec, kR, "R");
-    const auto present = [&](std::size_t i) { return i < spec.inputs.size() && spec.inputs[i].present; };
-    if (present(kPeepholes)) throw_unsupported(spec, "peephole weights (input P)");
+    const LstmSpec lstm = parse_lstm_spec(spec);
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
-      if (i != kSequenceLens) require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
+      if (i != kSequenceLens && spec.inputs[i].present)
+        require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
     for (std::size_t i = 0; i < spec.outputs.size(); ++i)
-      require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
-
-    const Attributes& attrs = spec.node->attrs;
-    if (attrs.get_int("layout", 0) != 0) throw_unsupported(spec, "layout=1 (only layout 0: [seq, batch, ...])");
-    if (attrs.has("clip")) throw_unsupported(spec, "clip");
-    if (attrs.get_int("input_forget", 0) != 0) throw_unsupported(spec, "input_forget=1");
-    // The cell hard-codes ONNX's default activations (the IR has no list-of-strings attribute to
-    // name others with anyway).
-    if (attrs.has("activations") || attrs.has("activation_alpha") || attrs.has("activation_beta"))
-      throw_unsupported(spec, "custom activations (only the default sigmoid, tanh, tanh)");
-    const std::string direction = attrs.get_string("direction", "forward");
-    if (direction == "forward") {
-      directions_ = 1;
-    } else if (direction == "reverse") {
-      directions_ = 1;
-      reverse_only_ = true;
-    } else if (direction == "bidirectional") {
-      directions_ = 2;
-    } else {
-      throw_unsupported(spec, "direction='" + direction + "'");
-    }
-
-    const Shape& x = spec.inputs[kX].shape;
-    const Shape& w = spec.inputs[kW].shape;
-    const Shape& r = spec.inputs[kR].shape;
-    if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3)
-      throw_bad_shape(spec, "X, W and R must have rank 3, got " + x.to_string() + ", " + w.to_string() + ", " +
-                                r.to_string());
-    steps_ = x[0];
-    batch_ = x[1];
-    input_size_ = x[2];
-    hidden_ = r[2];
-    if (attrs.has("hidden_size") && attrs.get_int("hidden_size", 0) != hidden_)
-      throw_bad_shape(spec, "hidden_size " + std::to_string(attrs.get_int("hidden_size", 0)) +
-                                " does not match R " + r.to_string());
-    require_shape(spec, w, Shape{directions_, 4 * hidden_, input_size_}, "W");
-    require_shape(spec, r, Shape{directions_, 4 * hidden_, hidden_}, "R");
-    has_bias_ = present(kB);
-    if (has_bias_) require_shape(spec, spec.inputs[kB].shape, Shape{directions_, 8 * hidden_}, "B");
-    has_lengths_ = present(kSequenceLens);
-    if (has_lengths_) {
-      lengths_dtype_ = spec.inputs[kSequenceLens].dtype;
-      if (lengths_dtype_ != DType::i32 && lengths_dtype_ != DType::i64)
-        throw_unsupported(spec, "sequence_lens dtype " + std::string(dtype_name(lengths_dtype_)) +
-                                    " (expects i32 or i64)");
-      require_shape(spec, spec.inputs[kSequenceLens].shape, Shape{batch_}, "sequence_lens");
-    }
-    const Shape state{directions_, batch_, hidden_};
-    has_initial_h_ = present(kInitialH);
-    has_initial_c_ = present(kInitialC);
-    if (has_initial_h_) require_shape(spec, spec.inputs[kInitialH].shape, state, "initial_h");
-    if (has_initial_c_) require_shape(spec, spec.inputs[kInitialC].shape, state, "initial_c");
-    const auto output_present = [&](std::size_t i) { return i < spec.outputs.size() && spec.outputs[i].present; };
-    if (output_present(kY)) require_shape(spec, spec.outputs[kY].shape, Shape{steps_, directions_, batch_, hidden_}, "Y");
-    if (output_present(kYh)) require_shape(spec, spec.outputs[kYh].shape, state, "Y_h");
-    if (output_present(kYc)) require_shape(spec, spec.outputs[kYc].shape, state, "Y_c");
+      if (spec.outputs[i].present) require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
+    directions_ = lstm.directions;
+    reverse_only_ = lstm.reverse_only;
+    steps_ = lstm.steps;
+    batch_ = lstm.batch;
+    input_size_ = lstm.input_size;
+    hidden_ = lstm.hidden;
+    has_bias_ = lstm.has_bias;
+    has_lengths_ = lstm.has_sequence_lens;
+    has_initial_h_ = lstm.has_initial_h;
+    has_initial_c_ = lstm.has_initial_c;
+    lengths_dtype_ = lstm.sequence_lens_dtype;
   }
 
   std::size_t workspace_bytes() const override {

@@ -7,6 +7,7 @@
 #include "backend/cuda/cublas_gemm.hpp"
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/cuda_op_kernel.hpp"
+#include "backend/lstm_spec.hpp"
 
 namespace loom::backend::cuda {
 namespace {
@@ -17,58 +18,17 @@ enum LstmOutput { kY, kYH, kYC };
 class LstmKernel final : public CudaOpKernel {
  public:
   explicit LstmKernel(const KernelSpec& spec) : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})) {
-    const Attributes& attrs = spec.node->attrs;
-    if (attrs.get_int("layout", 0) != 0) throw_unsupported(spec, "layout=1");
-    if (attrs.has("clip")) throw_unsupported(spec, "clip");
-    if (attrs.get_int("input_forget", 0) != 0) throw_unsupported(spec, "input_forget=1");
-    if (has_input(spec, kPeepholes)) throw_unsupported(spec, "peephole weights (input P)");
-    // The cell kernel hard-codes ONNX's default sigmoid/tanh/tanh.
-    if (attrs.has("activations") || attrs.has("activation_alpha") || attrs.has("activation_beta"))
-      throw_unsupported(spec, "custom activations (the default sigmoid/tanh/tanh only)");
-    const std::string direction = attrs.get_string("direction", "forward");
-    if (direction == "forward") {
-      directions_ = 1;
-    } else if (direction == "reverse") {
-      directions_ = 1;
-      reverse_only_ = true;
-    } else if (direction == "bidirectional") {
-      directions_ = 2;
-    } else {
-      throw_unsupported(spec, "direction=\"" + direction + "\"");
-    }
-
-    const Shape& x = spec.inputs[kX].shape;
-    const Shape& w = spec.inputs[kW].shape;
-    const Shape& r = spec.inputs[kR].shape;
-    if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3) throw_bad_shape(spec, "X, W and R must have rank 3");
-    seq_len_ = x[0];
-    batch_ = x[1];
-    input_size_ = x[2];
-    hidden_ = w[1] / 4;
-    if (attrs.has("hidden_size") && attrs.get_int("hidden_size", 0) != hidden_)
-      throw_bad_shape(spec, "hidden_size differs from W's shape");
-    if (w != Shape{directions_, 4 * hidden_, input_size_} || r != Shape{directions_, 4 * hidden_, hidden_})
-      throw_bad_shape(spec, "W " + w.to_string() + " / R " + r.to_string() + " do not match X " + x.to_string() +
-                                " and the direction");
-    if (has_input(spec, kB) && spec.inputs[kB].shape != Shape{directions_, 8 * hidden_})
-      throw_bad_shape(spec, "B must be [num_directions, 8*hidden_size]");
-    if (has_input(spec, kSequenceLens)) {
-      const DType lens_dtype = spec.inputs[kSequenceLens].dtype;
-      if (lens_dtype != DType::i32 && lens_dtype != DType::i64)
-        throw_unsupported(spec, "sequence_lens of dtype " + std::string(dtype_name(lens_dtype)));
-      sequence_lens_i64_ = lens_dtype == DType::i64;
-      if (spec.inputs[kSequenceLens].shape.numel() != batch_) throw_bad_shape(spec, "sequence_lens must be [batch]");
-      has_sequence_lens_ = true;
-    }
-    const Shape state{directions_, batch_, hidden_};
-    for (int i : {kInitialH, kInitialC}) {
-      if (!has_input(spec, i)) continue;
-      if (spec.inputs[i].shape != state) throw_bad_shape(spec, "initial states must be " + state.to_string());
-      if (spec.inputs[i].dtype != dtype_) throw_unsupported(spec, "initial states must have X's dtype");
-    }
-    if (has_output(spec, kY)) require_output_shape(spec, kY, Shape{seq_len_, directions_, batch_, hidden_});
-    for (int o : {kYH, kYC})
-      if (has_output(spec, o)) require_output_shape(spec, o, state);
+    const LstmSpec lstm = parse_lstm_spec(spec);
+    directions_ = lstm.directions;
+    reverse_only_ = lstm.reverse_only;
+    seq_len_ = lstm.steps;
+    batch_ = lstm.batch;
+    input_size_ = lstm.input_size;
+    hidden_ = lstm.hidden;
+    has_sequence_lens_ = lstm.has_sequence_lens;
+    sequence_lens_i64_ = lstm.sequence_lens_dtype == DType::i64;
+    for (int i : {kInitialH, kInitialC})
+      if (has_input(spec, i) && spec.inputs[i].dtype != dtype_) throw_unsupported(spec, "initial states must have X's dtype");
     for (std::size_t o = 0; o < spec.outputs.size(); ++o)
       if (spec.outputs[o].present && spec.outputs[o].dtype != dtype_) throw_unsupported(spec, "outputs must have X's dtype");
 

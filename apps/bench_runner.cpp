@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -246,6 +247,30 @@ LoadResult run_closed_loop(Executor& executor, const std::vector<LoadTarget>& ta
   }
   result.measured_s = last_end_ms / 1000.0;
   return result;
+}
+
+Timeline measured_phase(const Timeline& whole_run, std::size_t warmup_requests) {
+  const std::vector<TraceEvent> events = whole_run.events();  // sorted by start
+  // Request lives in submit order: the first `warmup_requests` are the warm-up's.
+  std::vector<const TraceEvent*> lives;
+  for (const auto& e : events)
+    if (e.category == "request") lives.push_back(&e);
+  Timeline measured;
+  if (warmup_requests >= lives.size()) return measured;
+  const double origin = lives[warmup_requests]->start_us;
+  std::set<std::string> ids;
+  for (std::size_t i = warmup_requests; i < lives.size(); ++i) {
+    auto id = lives[i]->args.find("request");
+    if (id != lives[i]->args.end()) ids.insert(id->second);
+  }
+  // By request rather than by time: device and host clocks agree only to a few microseconds.
+  for (TraceEvent e : events) {
+    auto id = e.args.find("request");
+    if (id != e.args.end() ? ids.count(id->second) == 0 : e.start_us < origin) continue;
+    e.start_us -= origin;
+    measured.add(std::move(e));
+  }
+  return measured;
 }
 
 }  // namespace loom::bench

@@ -10,6 +10,7 @@
 
 #include "loom/executor.hpp"
 #include "loom/tensor.hpp"
+#include "loom/trace.hpp"
 
 namespace loom::bench {
 
@@ -60,5 +61,11 @@ struct LoadProgress {
 LoadResult run_closed_loop(Executor& executor, const std::vector<LoadTarget>& targets,
                            const LoadConfig& config,
                            const std::function<void(const LoadProgress&)>& on_tick);
+
+// The measured phase of a timeline the executor recorded during run_closed_loop(): the events of
+// the requests submitted after the warm-up, times shifted so that 0 is the first measured submit.
+// Relies on every warm-up request completing before the first measured one is submitted, which
+// run_closed_loop() guarantees. `warmup_requests`: all models' together (LoadResult).
+Timeline measured_phase(const Timeline& whole_run, std::size_t warmup_requests);
 
 }  // namespace loom::bench

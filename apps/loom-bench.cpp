@@ -44,8 +44,10 @@ struct BenchOptions {
   std::string size = "auto";
   bool fp16 = false;
   std::string policy = "fifo";
+  std::string profile = "auto";
   std::size_t concurrency = 1;
   std::string export_times;
+  std::string export_trace;
   bool json = false;
   std::uint64_t seed = 1;
 };
@@ -160,6 +162,9 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   std::printf("Size:         %s%s\n", size.c_str(),
               options.size == "auto" ? " (auto: large on CUDA, small on the CPU)" : "");
   std::printf("Precision:    %s\n", options.fp16 ? "f16" : "f32");
+  std::printf("Step costs:   %s\n", executor.profile_path() == "none"
+                                       ? "roofline estimates (no device profile; see loom-profile)"
+                                       : ("profile " + executor.profile_path()).c_str());
   std::printf("Load:         closed loop, %zu request(s) outstanding per model, all models at once\n",
               options.concurrency);
   std::printf("Warm-up:      %g ms\n", options.warmup_ms);
@@ -172,6 +177,30 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
                 report.info.activation_bytes / 1e6, describe_values(report.info.inputs).c_str());
   }
   std::fflush(stdout);
+}
+
+// Busy fraction of each stream in pipeline order (upload, the models' streams as named, download),
+// then any other device track.
+std::vector<loom::TrackUtilization> stream_utilization(const loom::UtilizationSummary& summary,
+                                                       const std::vector<std::string>& models) {
+  std::vector<std::string> order = {"stream:upload"};
+  for (const auto& model : models) order.push_back("stream:" + model);
+  order.push_back("stream:download");
+  std::vector<loom::TrackUtilization> tracks;
+  for (const auto& name : order)
+    for (const auto& track : summary.tracks)
+      if (track.track == name) tracks.push_back(track);
+  for (const auto& track : summary.tracks)
+    if (track.track.rfind("stream:", 0) == 0 && std::find(order.begin(), order.end(), track.track) == order.end())
+      tracks.push_back(track);
+  return tracks;
+}
+
+void print_utilization(const loom::UtilizationSummary& summary, const std::vector<std::string>& models) {
+  std::printf("Device utilisation over the measured phase (%.3f ms, from the trace):\n", summary.span_us / 1000.0);
+  std::printf("  %-22s %5.1f%% busy\n", "any stream", summary.device_busy_fraction * 100);
+  for (const auto& track : stream_utilization(summary, models))
+    std::printf("  %-22s %5.1f%%\n", track.track.c_str(), track.busy_fraction * 100);
 }
 
 void print_summary(const std::vector<ModelReport>& reports, double total_qps,
@@ -193,11 +222,13 @@ void print_summary(const std::vector<ModelReport>& reports, double total_qps,
 
 nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Executor& executor,
                                    const std::string& size, const std::vector<ModelReport>& reports,
-                                   double total_qps, double measured_s) {
+                                   double total_qps, double measured_s,
+                                   const loom::UtilizationSummary* utilization) {
   nlohmann::ordered_json doc;
   doc["device"] = executor.device_name();
   doc["backend"] = executor.backend_name();
   doc["policy"] = executor.policy_name();
+  doc["profile"] = executor.profile_path();
   doc["batch"] = options.batch;
   doc["size"] = size;
   doc["models"] = nlohmann::ordered_json::array();
@@ -220,6 +251,15 @@ nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Exec
   }
   doc["throughput_qps"] = rounded(total_qps, 3);
   doc["duration_s"] = rounded(measured_s, 6);
+  if (utilization) {
+    nlohmann::ordered_json u;
+    u["device_busy"] = rounded(utilization->device_busy_fraction, 4);
+    u["span_ms"] = rounded(utilization->span_us / 1000.0, 4);
+    u["tracks"] = nlohmann::ordered_json::array();
+    for (const auto& track : stream_utilization(*utilization, options.models))
+      u["tracks"].push_back({{"track", track.track}, {"busy", rounded(track.busy_fraction, 4)}});
+    doc["utilization"] = std::move(u);
+  }
   return doc;
 }
 
@@ -266,11 +306,18 @@ int run_bench(BenchOptions options) {
     times_file.open(options.export_times);
     if (!times_file) throw UsageError("--exportTimes: cannot write '" + options.export_times + "'");
   }
+  std::ofstream trace_file;
+  if (!options.export_trace.empty()) {
+    trace_file.open(options.export_trace);
+    if (!trace_file) throw UsageError("--exportTrace: cannot write '" + options.export_trace + "'");
+  }
 
   loom::ExecutorOptions executor_options;
   executor_options.device = options.device;
   executor_options.policy = options.policy;
+  executor_options.profile = options.profile;
   executor_options.compute_dtype = options.fp16 ? loom::DType::f16 : loom::DType::f32;
+  executor_options.record_timeline = trace_file.is_open();
   loom::Executor executor(executor_options);
   if (options.fp16 && executor.backend_name() != "cuda")
     throw UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor.device_name());
@@ -326,10 +373,30 @@ int run_bench(BenchOptions options) {
   }
   const double total_qps = measured_s > 0 ? static_cast<double>(total_requests) / measured_s : 0;
 
+  loom::Timeline trace;
+  loom::UtilizationSummary utilization;
+  if (trace_file.is_open()) {
+    std::size_t warmup_requests = 0;
+    for (const auto& model : result.models) warmup_requests += model.warmup_requests;
+    trace = loom::bench::measured_phase(executor.timeline(), warmup_requests);
+    utilization = trace.utilization();
+  }
+  const loom::UtilizationSummary* recorded = trace_file.is_open() ? &utilization : nullptr;
+
   if (options.json) {
-    std::cout << json_report(options, executor, size_text, reports, total_qps, measured_s).dump(2) << std::endl;
+    std::cout << json_report(options, executor, size_text, reports, total_qps, measured_s, recorded).dump(2)
+              << std::endl;
   } else {
     print_summary(reports, total_qps, total_requests, measured_s);
+    if (recorded) print_utilization(utilization, options.models);
+  }
+  if (trace_file.is_open()) {
+    trace.write_chrome_trace(trace_file);
+    trace_file.flush();
+    if (!trace_file) throw UsageError("--exportTrace: writing '" + options.export_trace + "' failed");
+    if (!options.json)
+      std::printf("Trace: %s (measured phase; open in https://ui.perfetto.dev or chrome://tracing)\n",
+                  options.export_trace.c_str());
   }
   if (times_file.is_open()) {
     write_times(times_file, result);
@@ -347,13 +414,18 @@ const char* kFooter = R"(How it measures:
   Latency = submit() -> result ready (ms). Percentiles are nearest-rank: the value at rank ceil(P/100 * n)
   of the n sorted latencies. Throughput = completed requests / wall time of the measured phase
   (total, and per model over the same wall time).
+  --exportTrace records a timeline (timed events around every Step and copy, the dispatcher's
+  decisions, each request's life) and writes the measured phase: the requests submitted after the
+  warm-up, time 0 = the first of them. Busy % per stream = the union of its events over that span;
+  "any stream" = the union over all streams. Recording costs a little time per Step.
 
 Defaults are shown after '='.
 
 Examples:
   loom-bench                                  all three models, device auto
   loom-bench --device=cpu --iterations=3      quick CPU run
-  loom-bench --models=resnet,lstm --batch=8 --concurrency=2 --json)";
+  loom-bench --models=resnet,lstm --batch=8 --concurrency=2 --json
+  loom-bench --exportTrace=trace.json         timeline of the measured phase, busy % per stream)";
 
 }  // namespace
 
@@ -423,6 +495,12 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember(loom::policy_names()).description(""))
         ->type_name(policy_choices)
         ->capture_default_str();
+    app.add_option("--profile", options.profile,
+                   "Device profile with measured Step costs (written by loom-profile): auto = "
+                   "profiles/<device>.json found via $LOOM_PROFILE_DIR, ./profiles or the install; none = "
+                   "roofline estimates; or a file path")
+        ->type_name("auto|none|FILE")
+        ->capture_default_str();
     app.add_option("--concurrency", options.concurrency, "Requests outstanding per model (closed loop)")
         ->check(positive_integer())
         ->type_name("N")
@@ -430,6 +508,10 @@ int main(int argc, char** argv) {
     app.add_option("--exportTimes", options.export_times,
                    "Write every measured request to FILE as a JSON array: model, request, start_ms, end_ms, "
                    "latency_ms (ms from the start of measurement)")
+        ->type_name("FILE");
+    app.add_option("--exportTrace", options.export_trace,
+                   "Record a timeline and write its measured phase to FILE as Chrome trace JSON (Perfetto, "
+                   "chrome://tracing; scripts/render-timeline draws it); also reports busy % per stream")
         ->type_name("FILE");
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
     app.add_option("--seed", options.seed, "Seed of the random request inputs (model i uses seed + i)")

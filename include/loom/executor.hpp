@@ -11,6 +11,7 @@
 
 #include "loom/model.hpp"
 #include "loom/tensor.hpp"
+#include "loom/trace.hpp"
 
 namespace loom {
 
@@ -26,6 +27,12 @@ struct ExecutorOptions {
   std::size_t queue_capacity = 64;
   // Steps launched on the device and not yet finished, across all models.
   std::size_t max_inflight_steps = 8;
+  // Device profile with measured Step costs: "auto" (find_profile() for this device), "none", or
+  // a path to a profile JSON file (an unreadable file is an Error(invalid_argument)).
+  std::string profile = "auto";
+  // Record a timeline (timed events around every Step and copy, scheduling decisions, request
+  // lives); read it with Executor::timeline(). Off by default: timing events cost a little.
+  bool record_timeline = false;
 };
 
 struct RequestOptions {
@@ -45,6 +52,9 @@ struct StepInfo {
   std::uint64_t live_bytes_after = 0;   // request buffers live at the boundary after this Step
   double compute_us = 0;                // roofline estimate on the executor's device
   double memory_us = 0;
+  double measured_us = 0;               // from the device profile; 0 when none matched
+  double compute_probe_slowdown = 0;    // from the profile; 0 when not measured
+  double memory_probe_slowdown = 0;
 };
 
 struct ModelInfo {
@@ -55,6 +65,8 @@ struct ModelInfo {
   std::uint64_t weight_bytes = 0;      // uploaded once at load
   std::uint64_t activation_bytes = 0;  // per-request arena (inputs, intermediates, outputs)
   std::uint64_t workspace_bytes = 0;   // scratch shared by the model's kernels
+  std::string fingerprint;             // model_fingerprint() of the model at the compute dtype
+  std::string cost_source;             // "profile <path>" or "roofline"
 };
 
 struct ExecutorStats {
@@ -101,6 +113,11 @@ class Executor {
   std::string backend_name() const;  // "cpu" or "cuda"
   std::string policy_name() const;
   ExecutorStats stats() const;
+  // The profile in use ("none" when Step costs are roofline estimates) and the peak figures the
+  // estimates use.
+  std::string profile_path() const;
+  // A copy of what was recorded so far (empty unless ExecutorOptions::record_timeline).
+  Timeline timeline() const;
 
  private:
   struct Impl;

@@ -5,5 +5,8 @@
 #include "loom/executor.hpp"
 #include "loom/model.hpp"
 #include "loom/policy.hpp"
+#include "loom/profile.hpp"
+#include "loom/sim.hpp"
 #include "loom/tensor.hpp"
+#include "loom/trace.hpp"
 #include "loom/workloads.hpp"

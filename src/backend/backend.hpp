@@ -22,6 +22,9 @@ class Event {
   virtual ~Event() = default;
   virtual void synchronize() = 0;  // blocks the calling host thread until the point is reached
   virtual bool ready() = 0;
+  // Microseconds from `earlier` to this event, both from record_timed() on the same backend and
+  // both reached (call synchronize() first). Throws Error(invalid_argument) for untimed events.
+  virtual double microseconds_since(Event& earlier) = 0;
 };
 
 // An ordered queue of device work. CUDA streams run asynchronously to the host; the CPU backend's
@@ -35,6 +38,8 @@ class Stream {
   virtual void copy_to_host(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_on_device(void* dst, const void* src, std::size_t bytes) = 0;
   virtual std::unique_ptr<Event> record() = 0;
+  // As record(), but the event carries a timestamp (CUDA timing events cost a little more).
+  virtual std::unique_ptr<Event> record_timed() = 0;
   virtual void wait(Event& event) = 0;  // later work on this stream starts after `event`
   virtual void synchronize() = 0;
   virtual void* native_handle() noexcept { return nullptr; }  // cudaStream_t on CUDA
@@ -86,6 +91,15 @@ class OpKernel {
   std::size_t output_count_;
 };
 
+// A co-running load for interference measurements (loom-profile): compute-saturating or
+// bandwidth-saturating work on its own stream, running until stop() or destruction.
+enum class ProbeKind { compute, memory };
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  virtual void stop() = 0;  // returns once the probe's work has left the device
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -108,6 +122,8 @@ class Backend {
   // Host memory the device copies from and to fastest (pinned on CUDA).
   virtual void* allocate_host(std::size_t bytes) = 0;
   virtual void deallocate_host(void* ptr) noexcept = 0;
+  // Starts a probe; nullptr when this backend has none (the CPU backend).
+  virtual std::unique_ptr<Probe> start_probe(ProbeKind) { return nullptr; }
   // Converts `count` elements between float dtypes (f32 <-> f16 <-> bf16) on the device.
   virtual void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype,
                        std::size_t count, Stream& stream) = 0;

@@ -13,11 +13,14 @@
 #include <thread>
 
 #include "backend/backend.hpp"
+#include "backend/open_backend.hpp"
 #include "loom/policy.hpp"
+#include "profile/active_profile.hpp"
 #include "runtime/bounded_queue.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
 #include "trace/nvtx.hpp"
+#include "trace/request_recorder.hpp"
 
 namespace loom {
 
@@ -43,36 +46,9 @@ struct Request {
   Clock::time_point ready_at;
   std::exception_ptr error;
   std::uint64_t nvtx_range = 0;
+  std::unique_ptr<trace::RequestRecorder> recorder;  // only when recording a timeline
 };
 using RequestPtr = std::unique_ptr<Request>;
-
-backend::Backend* open_device(const std::string& device, std::unique_ptr<backend::Backend>& holder) {
-  if (device == "cpu") {
-    holder = backend::make_cpu_backend();
-  } else if (device == "auto") {
-    holder = backend::cuda_device_count() > 0 ? backend::make_cuda_backend(0) : backend::make_cpu_backend();
-  } else if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
-    int index = 0;
-    if (device.size() > 5) {
-      try {
-        std::size_t used = 0;
-        index = std::stoi(device.substr(5), &used);
-        if (used != device.size() - 5 || index < 0) throw std::invalid_argument(device);
-      } catch (const std::exception&) {
-        throw Error(ErrorCode::invalid_argument, "bad device '" + device + "' (expected cuda:N)");
-      }
-    }
-    const int count = backend::cuda_device_count();
-    if (index >= count)
-      throw Error(ErrorCode::backend, "device '" + device + "' requested but " +
-                                          (count == 0 ? std::string("no CUDA device is present")
-                                                      : std::to_string(count) + " CUDA device(s) are present"));
-    holder = backend::make_cuda_backend(index);
-  } else {
-    throw Error(ErrorCode::invalid_argument, "unknown device '" + device + "' (expected auto, cpu, cuda or cuda:N)");
-  }
-  return holder.get();
-}
 
 }  // namespace
 
@@ -93,6 +69,9 @@ struct Executor::Impl {
   std::mutex shutdown_mutex;
   bool stopped = false;
   std::atomic<std::uint64_t> next_id{0}, submitted{0}, completed{0}, failed{0};
+  profile::ActiveProfile profile;  // resolved from options.profile at start
+  Timeline timeline;
+  std::unique_ptr<trace::TimelineClock> timeline_clock;  // set when options.record_timeline
   Clock::time_point epoch = Clock::now();
 
   explicit Impl(ExecutorOptions opts)
@@ -103,13 +82,16 @@ struct Executor::Impl {
     policy = make_policy(options.policy);
     if (options.compute_dtype != DType::f32 && options.compute_dtype != DType::f16)
       throw Error(ErrorCode::invalid_argument, "compute_dtype must be f32 or f16");
-    device = open_device(options.device, device_holder);
+    device_holder = backend::open_backend(options.device);
+    device = device_holder.get();
+    profile = profile::resolve_profile(options.profile, device->device_name());
     if (options.compute_dtype == DType::f16 && device->kind() != backend::Kind::cuda)
       throw Error(ErrorCode::unsupported, "f16 compute needs the CUDA backend; device '" + options.device +
                                               "' resolved to " + device->name());
     pool = std::make_unique<runtime::MemoryPool>(*device);
     upload_stream = device->create_stream(0);
     download_stream = device->create_stream(0);
+    if (options.record_timeline) timeline_clock = std::make_unique<trace::TimelineClock>(*upload_stream);
     pre_thread = std::thread([this] { pre_process_loop(); });
     exec_thread = std::thread([this] { execute_loop(); });
     post_thread = std::thread([this] { post_process_loop(); });
@@ -145,13 +127,16 @@ struct Executor::Impl {
         auto& model = *request->model;
         const auto& plan = model.plan();
         request->arena = pool->acquire(plan.arena_bytes);
+        // Format conversion happens here, on the host, so the device sees only its own dtype.
         for (std::size_t i = 0; i < plan.input_ids.size(); ++i) {
           const auto& value = plan.values[static_cast<std::size_t>(plan.input_ids[i])];
-          // Format conversion happens here, on the host, so the device sees only its own dtype.
           if (request->inputs[i].dtype() != value.dtype) request->inputs[i] = request->inputs[i].to(value.dtype);
+        }
+        if (request->recorder) request->recorder->begin(trace::RequestRecorder::Span::upload, *upload_stream);
+        for (std::size_t i = 0; i < plan.input_ids.size(); ++i)
           upload_stream->copy_to_device(model.address(plan.input_ids[i], request->arena.get()),
                                         request->inputs[i].data(), request->inputs[i].bytes());
-        }
+        if (request->recorder) request->recorder->end(*upload_stream);
         request->inputs_ready = upload_stream->record();
         request->ready_at = Clock::now();
         to_exec.push(request);
@@ -203,11 +188,16 @@ struct Executor::Impl {
       auto& model = *request->model;
       bool finished = false;
       try {
+        auto* recorder = request->recorder.get();
+        if (recorder) recorder->picked(timeline_clock->host_now_us(), request->next_step, candidates.size());
         if (request->next_step == 0) model.stream().wait(*request->inputs_ready);
+        // The timed events bracket the Step on its stream, after the wait for the inputs.
+        if (recorder) recorder->begin(trace::RequestRecorder::Span::step, model.stream(), request->next_step);
         {
           trace::ScopedRange range(model.name() + "/" + model.plan().steps[request->next_step].name);
           model.run_step(request->next_step, request->arena.get());
         }
+        if (recorder) recorder->end(model.stream());
         ++request->next_step;
         inflight.push_back(model.stream().record());
         // Bound the work queued ahead of the device so the policy's later choices still matter.
@@ -246,10 +236,14 @@ struct Executor::Impl {
           std::vector<Tensor> device_outputs;
           for (std::size_t i = 0; i < plan.output_ids.size(); ++i) {
             const auto& value = plan.values[static_cast<std::size_t>(plan.output_ids[i])];
-            Tensor t(value.dtype, value.shape);
-            download_stream->copy_to_host(t.data(), model.address(plan.output_ids[i], request->arena.get()), t.bytes());
-            device_outputs.push_back(std::move(t));
+            device_outputs.emplace_back(value.dtype, value.shape);
           }
+          if (request->recorder) request->recorder->begin(trace::RequestRecorder::Span::download, *download_stream);
+          for (std::size_t i = 0; i < plan.output_ids.size(); ++i)
+            download_stream->copy_to_host(device_outputs[i].data(),
+                                          model.address(plan.output_ids[i], request->arena.get()),
+                                          device_outputs[i].bytes());
+          if (request->recorder) request->recorder->end(*download_stream);
           download_stream->synchronize();
           for (std::size_t i = 0; i < device_outputs.size(); ++i)
             outputs.push_back(device_outputs[i].dtype() == infos[i].dtype ? std::move(device_outputs[i])
@@ -260,6 +254,10 @@ struct Executor::Impl {
       }
       request->arena.reset();
       trace::end_range(request->nvtx_range);
+      // Before the counters and the callback: whoever saw the request complete sees its events.
+      if (request->recorder)
+        request->recorder->complete(*timeline_clock, request->model->info().steps, timeline_clock->host_now_us(),
+                                    request->error != nullptr, timeline);
       (request->error ? failed : completed)++;
       try {
         request->done(request->error, std::move(outputs));
@@ -310,6 +308,8 @@ struct Executor::Impl {
     request->options = options;
     request->done = std::move(done);
     request->nvtx_range = trace::start_range("request " + std::to_string(request->id) + " " + name);
+    if (timeline_clock)
+      request->recorder = std::make_unique<trace::RequestRecorder>(request->id, name, timeline_clock->host_now_us());
     if (!to_pre.push(request)) {
       trace::end_range(request->nvtx_range);
       throw Error(ErrorCode::shutdown, "the executor is shut down; request for '" + name + "' refused");
@@ -333,7 +333,10 @@ void Executor::load(const Model& model, std::string name) {
   trace::ScopedRange range("load " + name);
   std::unique_lock lock(impl_->models_mutex);
   auto loaded = std::make_unique<runtime::LoadedModel>(model, name, impl_->models.size(), impl_->options.compute_dtype,
-                                                       *impl_->device, *impl_->pool);
+                                                       *impl_->device, *impl_->pool,
+                                                       profile::roofline_peaks(impl_->profile, *impl_->device,
+                                                                               impl_->options.compute_dtype));
+  loaded->apply_profile(impl_->profile);
   if (!impl_->models.emplace(name, std::move(loaded)).second)
     throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
 }
@@ -371,6 +374,9 @@ void Executor::shutdown() { impl_->stop(); }
 std::string Executor::device_name() const { return impl_->device->device_name(); }
 std::string Executor::backend_name() const { return impl_->device->name(); }
 std::string Executor::policy_name() const { return std::string(impl_->policy->name()); }
+
+std::string Executor::profile_path() const { return impl_->profile.path; }
+Timeline Executor::timeline() const { return impl_->timeline; }
 
 ExecutorStats Executor::stats() const {
   ExecutorStats s;

@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "profile/fingerprint.hpp"
+
 namespace loom::runtime {
 
 LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype,
-                         backend::Backend& device, MemoryPool& pool)
+                         backend::Backend& device, MemoryPool& pool, const plan::DevicePeaks& peaks)
     : name_(std::move(name)), index_(index) {
-  plan_ = plan::compile(model, compute_dtype,
-                        plan::DevicePeaks{device.peak_flops(compute_dtype), device.peak_bandwidth()});
+  plan_ = plan::compile(model, compute_dtype, peaks);
   stream_ = device.create_stream(0);
 
   // Kernels, created from the planned dtypes and shapes.
@@ -66,6 +67,15 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   info_.weight_bytes = plan_.weight_bytes;
   info_.activation_bytes = plan_.arena_bytes;
   info_.workspace_bytes = workspace;
+}
+
+void LoadedModel::apply_profile(const profile::ActiveProfile& active) {
+  info_.fingerprint = profile::plan_fingerprint(plan_);
+  std::vector<StepInfo> steps;
+  for (const auto& st : plan_.steps) steps.push_back(st.info);
+  info_.cost_source = profile::apply_profile(active, info_.fingerprint, plan_.compute_dtype, steps);
+  for (std::size_t s = 0; s < steps.size(); ++s) plan_.steps[s].info = steps[s];
+  info_.steps = std::move(steps);
 }
 
 void* LoadedModel::address(int id, void* arena) const {

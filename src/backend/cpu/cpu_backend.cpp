@@ -1,11 +1,13 @@
 // The CPU backend object: memory from the C heap, synchronous streams, and the op → kernel table.
 #include "backend/cpu/cpu_backend.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "backend/cpu/conv.hpp"
 #include "backend/cpu/elementwise.hpp"
@@ -20,11 +22,27 @@ namespace loom::backend {
 namespace cpu {
 namespace {
 
-// Work on the CPU is done by the time a call returns, so every point in a stream is reached.
+using Clock = std::chrono::steady_clock;
+
+// Work on the CPU is done by the time a call returns, so every point in a stream is reached; a
+// timed event is therefore just the host clock at record().
 class CpuEvent final : public Event {
  public:
+  CpuEvent() = default;
+  explicit CpuEvent(Clock::time_point recorded_at) : recorded_at_(recorded_at) {}
   void synchronize() override {}
   bool ready() override { return true; }
+  double microseconds_since(Event& earlier) override {
+    auto* other = dynamic_cast<CpuEvent*>(&earlier);
+    if (!other)
+      throw Error(ErrorCode::invalid_argument, "microseconds_since: the earlier event does not come from a CPU stream");
+    if (!recorded_at_ || !other->recorded_at_)
+      throw Error(ErrorCode::invalid_argument, "microseconds_since: both events must come from record_timed()");
+    return std::chrono::duration<double, std::micro>(*recorded_at_ - *other->recorded_at_).count();
+  }
+
+ private:
+  std::optional<Clock::time_point> recorded_at_;  // empty for record()
 };
 
 // Runs each call to completion on the calling thread; ordering is therefore trivially kept.
@@ -34,6 +52,7 @@ class CpuStream final : public Stream {
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
   void copy_on_device(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
   std::unique_ptr<Event> record() override { return std::make_unique<CpuEvent>(); }
+  std::unique_ptr<Event> record_timed() override { return std::make_unique<CpuEvent>(Clock::now()); }
   void wait(Event&) override {}
   void synchronize() override {}
 

@@ -7,6 +7,7 @@
 
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/cuda_op_kernel.hpp"
+#include "backend/cuda/probe.hpp"
 #include "convert.cuh"
 #include "loom/error.hpp"
 
@@ -42,6 +43,21 @@ bool CudaEvent::ready() {
   }
   LOOM_CUDA_CHECK(status);
   return false;
+}
+
+double CudaEvent::microseconds_since(Event& earlier) {
+  auto* other = dynamic_cast<CudaEvent*>(&earlier);
+  if (!other)
+    throw Error(ErrorCode::invalid_argument, "microseconds_since: the earlier event does not come from a CUDA stream");
+  if (!timed_ || !other->timed_)
+    throw Error(ErrorCode::invalid_argument, "microseconds_since: both events must come from record_timed()");
+  // The elapsed time is defined only once both are reached; waiting here spares callers a
+  // cudaErrorNotReady, and costs nothing for events already passed.
+  other->synchronize();
+  synchronize();
+  float ms = 0;
+  LOOM_CUDA_CHECK(cudaEventElapsedTime(&ms, other->get(), event_.get()));
+  return static_cast<double>(ms) * 1000.0;
 }
 
 // --- CudaStream ---
@@ -81,6 +97,13 @@ std::unique_ptr<Event> CudaStream::record() {
   EventHandle event = create_event_handle(cudaEventDisableTiming);
   LOOM_CUDA_CHECK(cudaEventRecord(event.get(), stream_.get()));
   return std::make_unique<CudaEvent>(std::move(event));
+}
+
+std::unique_ptr<Event> CudaStream::record_timed() {
+  DeviceGuard guard(device_);
+  EventHandle event = create_event_handle(cudaEventDefault);
+  LOOM_CUDA_CHECK(cudaEventRecord(event.get(), stream_.get()));
+  return std::make_unique<CudaEvent>(std::move(event), /*timed=*/true);
 }
 
 void CudaStream::wait(Event& event) {
@@ -291,6 +314,10 @@ void CudaBackend::convert(const void* src, DType src_dtype, void* dst, DType dst
   DeviceGuard guard(device_);
   kernels::launch_convert(src, src_dtype, dst, dst_dtype, count, cuda_stream.get());
   LOOM_CUDA_CHECK(cudaGetLastError());
+}
+
+std::unique_ptr<Probe> CudaBackend::start_probe(ProbeKind kind) {
+  return cuda::start_probe(kind, ProbeTarget{device_, least_priority_, static_cast<int>(sm_count_), l2_bytes_});
 }
 
 CudaBackend::LockedCudnn CudaBackend::creation_cudnn() {

@@ -14,13 +14,18 @@ namespace loom::backend::cuda {
 
 class CudaEvent final : public Event {
  public:
-  explicit CudaEvent(EventHandle event) noexcept : event_(std::move(event)) {}
+  // `timed`: the event was created without cudaEventDisableTiming (record_timed()).
+  explicit CudaEvent(EventHandle event, bool timed = false) noexcept : event_(std::move(event)), timed_(timed) {}
   void synchronize() override;
   bool ready() override;
+  // Waits for both events, then cudaEventElapsedTime (resolution about 0.5 µs).
+  double microseconds_since(Event& earlier) override;
   cudaEvent_t get() const noexcept { return event_.get(); }
+  bool timed() const noexcept { return timed_; }
 
  private:
   EventHandle event_;
+  bool timed_;
 };
 
 class CudaStream final : public Stream {
@@ -33,6 +38,7 @@ class CudaStream final : public Stream {
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
   void copy_on_device(void* dst, const void* src, std::size_t bytes) override;
   std::unique_ptr<Event> record() override;
+  std::unique_ptr<Event> record_timed() override;
   void wait(Event& event) override;
   void synchronize() override;
   void* native_handle() noexcept override { return stream_.get(); }
@@ -78,6 +84,8 @@ class CudaBackend final : public Backend {
   void deallocate_host(void* ptr) noexcept override;
   void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
                Stream& stream) override;
+  // Probe kernels relaunched on their own least-urgent stream (backend/cuda/probe.hpp).
+  std::unique_ptr<Probe> start_probe(ProbeKind kind) override;
 
   int device() const noexcept { return device_; }
   // A cuDNN handle for queries made while creating kernels (algorithm choice, workspace sizes),

@@ -1,0 +1,336 @@
+// loom-sim: runs a workload (a workload file, or the built-in models with roofline or measured Step
+// costs) through the accelerator simulator under one scheduling policy, and reports the schedule,
+// makespan, bounds, idle time and latency as text or one JSON document.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "loom/loom.hpp"
+#include "loom/sim.hpp"
+
+namespace {
+
+// A mistake in the flags found after parsing.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SimOptions {
+  std::string workload_file;
+  std::string policy = "fifo";
+  bool json = false;
+  std::string export_trace;
+  std::string export_workload;
+  // Built-in models mode.
+  std::vector<std::string> models;
+  std::int64_t batch = 1;
+  std::string size = "small";
+  std::string dtype = "f32";
+  std::size_t requests = 1;
+  double interval_us = 0;
+  std::string device_peaks = "h100";
+  std::uint64_t onchip_bytes = 0;
+};
+
+// NVIDIA H100 SXM5 datasheet figures: dense FP32 (CUDA cores) and FP16 (tensor cores) FLOP/s,
+// HBM3 bandwidth. The CUDA backend's own estimate for that GPU comes out within a few percent.
+constexpr double kH100FlopsF32 = 67e12;
+constexpr double kH100FlopsF16 = 989e12;
+constexpr double kH100Bandwidth = 3.35e12;
+
+std::string format(const char* fmt, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, value);
+  return text;
+}
+
+double parse_positive(const std::string& text, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(value) && value > 0) return value;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--device-peaks: " + what + " '" + text + "' is not a positive number");
+}
+
+// The built-in models with Step costs from --device-peaks.
+std::vector<loom::sim::SimModel> builtin_models(const SimOptions& options, std::string& cost_note) {
+  const auto size = loom::workloads::size_from_name(options.size);
+  const auto dtype = options.dtype == "f16" ? loom::DType::f16 : loom::DType::f32;
+  std::vector<loom::Model> models;
+  for (const auto& name : options.models) {
+    models.push_back(loom::workloads::default_model(name, options.batch, size));
+    models.back().name = name;
+  }
+  const std::string& peaks = options.device_peaks;
+  if (peaks == "cpu" || peaks == "cuda" || peaks == "auto") {
+    // What an executor on that device compiles: its backend's roofline, or its profile's times.
+    loom::ExecutorOptions executor_options;
+    executor_options.device = peaks;
+    executor_options.compute_dtype = dtype;
+    loom::Executor executor(executor_options);
+    std::vector<loom::sim::SimModel> result;
+    std::string sources;
+    for (const auto& model : models) {
+      executor.load(model, model.name);
+      const loom::ModelInfo info = executor.model_info(model.name);
+      result.push_back(loom::sim::sim_model(info));
+      std::size_t measured = 0;
+      for (const auto& step : info.steps) measured += step.measured_us > 0 ? 1 : 0;
+      sources += (sources.empty() ? "" : ", ") + model.name + ": " +
+                 (measured == 0 ? std::string("roofline")
+                                : std::to_string(measured) + " of " + std::to_string(info.steps.size()) +
+                                      " Steps measured" + (info.cost_source.empty() ? "" : " (" + info.cost_source + ")"));
+    }
+    cost_note = "executor on " + executor.device_name() + " (" + sources + ")";
+    return result;
+  }
+  double flops = 0, bandwidth = 0;
+  if (peaks == "h100") {
+    flops = dtype == loom::DType::f16 ? kH100FlopsF16 : kH100FlopsF32;
+    bandwidth = kH100Bandwidth;
+    cost_note = "roofline, H100 SXM peaks";
+  } else {
+    const auto comma = peaks.find(',');
+    if (comma == std::string::npos)
+      throw UsageError("--device-peaks: expected h100, cpu, cuda, auto or FLOPS,BYTES_PER_S, got '" + peaks + "'");
+    flops = parse_positive(peaks.substr(0, comma), "FLOP/s");
+    bandwidth = parse_positive(peaks.substr(comma + 1), "bytes/s");
+    cost_note = "roofline";
+  }
+  cost_note += format(", %.4g FLOP/s", flops) + format(", %.4g B/s", bandwidth);
+  return loom::sim::sim_models(models, dtype, flops, bandwidth);
+}
+
+// Nearest-rank percentile of `sorted` (ascending, non-empty): the value at rank ceil(p/100 * n).
+double nearest_rank(const std::vector<double>& sorted, double p) {
+  const auto n = static_cast<double>(sorted.size());
+  const auto rank = static_cast<std::size_t>(std::clamp(std::ceil(p / 100.0 * n), 1.0, n));
+  return sorted[rank - 1];
+}
+
+void print_summary(const loom::sim::SimResult& r, const loom::sim::Workload& w, const std::string& source,
+                   const std::string& policy) {
+  std::size_t steps = 0;
+  for (const auto& request : w.requests)
+    for (const auto& model : w.models)
+      if (model.name == request.model) steps += model.steps.size();
+  std::printf("=== Loom simulator (loom-sim %s) ===\n", loom::version());
+  std::printf("Workload:      %s\n", source.c_str());
+  std::printf("               %zu models, %zu requests, %zu Steps\n", w.models.size(), w.requests.size(), steps);
+  std::printf("Policy:        %s\n", policy.c_str());
+  if (w.onchip_capacity_bytes > 0)
+    std::printf("On-chip:       %llu bytes\n", static_cast<unsigned long long>(w.onchip_capacity_bytes));
+  else
+    std::printf("On-chip:       unlimited\n");
+  std::printf("\nMakespan:      %12.3f us (first arrival to last compute end)\n", r.makespan_us);
+  std::printf("Lower bound:   %12.3f us = max(resource %.3f, chain %.3f)\n", r.lower_bound_us, r.resource_bound_us,
+              r.chain_bound_us);
+  std::printf("Makespan / lower bound: %.3f\n", r.lower_bound_us > 0 ? r.makespan_us / r.lower_bound_us : 0.0);
+  const auto share = [&](double busy) { return r.makespan_us > 0 ? 100.0 * busy / r.makespan_us : 0.0; };
+  std::printf("Compute:       busy %12.3f us (%5.1f%%), idle %12.3f us\n", r.compute_busy_us, share(r.compute_busy_us),
+              r.compute_idle_us);
+  std::printf("Memory:        busy %12.3f us (%5.1f%%), idle %12.3f us\n", r.memory_busy_us, share(r.memory_busy_us),
+              r.memory_idle_us);
+
+  // Per model, in the order models are listed.
+  std::printf("\nLatency per model (us, arrival to last compute end; nearest-rank percentiles):\n");
+  std::printf("  %-16s %8s %14s %14s %14s\n", "model", "requests", "mean", "p50", "p99");
+  for (const auto& model : w.models) {
+    std::vector<double> latencies;
+    for (const auto& request : r.requests)
+      if (request.model == model.name) latencies.push_back(request.latency_us);
+    if (latencies.empty()) continue;
+    std::sort(latencies.begin(), latencies.end());
+    double sum = 0;
+    for (double l : latencies) sum += l;
+    std::printf("  %-16s %8zu %14.3f %14.3f %14.3f\n", model.name.c_str(), latencies.size(),
+                sum / static_cast<double>(latencies.size()), nearest_rank(latencies, 50), nearest_rank(latencies, 99));
+  }
+}
+
+int run_sim(SimOptions options) {
+  loom::sim::Workload workload;
+  std::string source;
+  if (!options.workload_file.empty()) {
+    workload = loom::sim::read_workload(options.workload_file);
+    source = options.workload_file;
+  } else {
+    if (options.models.empty()) options.models = {"resnet", "bert", "lstm"};
+    for (std::size_t i = 0; i < options.models.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (options.models[i] == options.models[j]) throw UsageError("model '" + options.models[i] + "' is named twice");
+    std::string cost_note;
+    workload.models = builtin_models(options, cost_note);
+    workload.requests = loom::sim::periodic_requests(workload.models, options.requests, options.interval_us);
+    workload.onchip_capacity_bytes = options.onchip_bytes;
+    std::string names;
+    for (const auto& name : options.models) names += (names.empty() ? "" : ",") + name;
+    source = "built-in models " + names + ", batch " + std::to_string(options.batch) + ", " + options.size + ", " +
+             options.dtype + ", " + std::to_string(options.requests) + " request(s) per model every " +
+             format("%g", options.interval_us) + " us; Step costs: " + cost_note;
+  }
+  auto policy = loom::make_policy(options.policy);
+  const loom::sim::SimResult result = loom::sim::simulate(workload, *policy);
+
+  if (!options.export_workload.empty()) {
+    std::ofstream out(options.export_workload);
+    out << loom::sim::workload_json(workload);
+    if (!out) throw UsageError("--exportWorkload: cannot write '" + options.export_workload + "'");
+  }
+  if (!options.export_trace.empty()) result.timeline.write_chrome_trace(options.export_trace);
+
+  if (options.json)
+    std::cout << loom::sim::result_json(result, workload, std::string(policy->name())) << std::flush;
+  else
+    print_summary(result, workload, source, std::string(policy->name()));
+  return 0;
+}
+
+const char* kFooter = R"(The model (docs/simulator.md):
+  Each Step has a memory phase (memory_us on the memory-access resource: bringing its data on
+  chip) then a compute phase (compute_us on the compute resource). Each time the memory resource
+  can take another Step (a scheduling point), the policy picks one of the candidates: the next
+  Step of every request that has arrived. Its memory phase waits until its onchip_bytes fit beside
+  the Steps still holding theirs (held from memory start to compute end); its compute phase waits
+  for its memory phase, the compute resource and the request's previous Step. When no request is
+  live, time jumps to the next arrival. Same input, same schedule.
+
+  Lower bound = max(resource bound: total compute or total memory work, whichever is larger;
+  chain bound: the longest request simulated alone on the device from time 0).
+
+Step costs in built-in models mode (--device-peaks):
+  h100          roofline from the H100 SXM datasheet: 67 TFLOP/s f32, 989 TFLOP/s f16, 3.35 TB/s
+  FLOPS,BW      roofline from these peaks, e.g. 50e12,2e12 (FLOP/s, bytes/s)
+  cpu|cuda|auto the Steps an Executor on that device compiles: its backend's roofline, or, where
+                the device's profile measured a Step, that time split in the roofline's proportion
+  onchip_bytes of every Step = its working set (weights and activations it touches).
+
+Examples:
+  loom-sim --workload bench/workloads/mission-example.json --policy fifo
+  loom-sim --workload bench/workloads/mission-example.json --json --exportTrace mission.trace.json
+  loom-sim --models resnet,lstm --requests 8 --interval-us 500 --size large --dtype f16
+  loom-sim --device-peaks cpu --exportWorkload default.workload.json)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SimOptions options;
+  CLI::App app{"Simulates an accelerator with a compute resource, a memory-access resource and limited\n"
+               "on-chip memory, scheduling the Steps of several models with one of Loom's policies.\n"
+               "Input: a workload file (docs/workload-format.md), or the built-in models (resnet, bert,\n"
+               "lstm) with costs from device peak figures. Times are microseconds.",
+               "loom-sim"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(36);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+  try {
+    app.set_version_flag("--version", std::string("loom-sim ") + loom::version(), "Print the version and exit");
+    auto* workload = app.add_option("--workload", options.workload_file,
+                                    "Workload file (JSON: models with Step costs, requests with arrival times); "
+                                    "without it, the built-in models below")
+                         ->type_name("FILE");
+    std::string policy_choices;
+    for (const auto& name : loom::policy_names()) policy_choices += (policy_choices.empty() ? "" : "|") + name;
+    app.add_option("--policy", options.policy, "Scheduling policy: which candidate Step goes next")
+        ->type_name(policy_choices)
+        ->capture_default_str();
+    app.add_flag("--json", options.json,
+                 "Print one JSON document (makespan, bounds, busy and idle time, requests, schedule) instead "
+                 "of the text summary");
+    app.add_option("--exportTrace", options.export_trace,
+                   "Write the simulated timeline to FILE as Chrome trace JSON (Perfetto, chrome://tracing): "
+                   "tracks sim:memory, sim:compute, host:scheduler, request:<model>")
+        ->type_name("FILE");
+    app.add_option("--exportWorkload", options.export_workload,
+                   "Write the simulated workload to FILE in the workload file format (e.g. the built-in models' "
+                   "Step costs, to edit and rerun with --workload)")
+        ->type_name("FILE");
+
+    const std::string group = "Built-in models (instead of --workload)";
+    const std::vector<CLI::Option*> builtin = {
+        app.add_option("--models,--model", options.models,
+                       "Models to simulate: resnet, bert, lstm; comma list (default: all three)")
+            ->delimiter(',')
+            ->type_name("NAME[,NAME...]")
+            ->group(group),
+        app.add_option("--batch", options.batch, "Batch size of every model's input")
+            ->check(CLI::PositiveNumber.description(""))
+            ->type_name("N")
+            ->capture_default_str()
+            ->group(group),
+        app.add_option("--size", options.size, "Model size: small (CPU-sized) or large (GPU-sized)")
+            ->check(CLI::IsMember({"small", "large"}).description(""))
+            ->type_name("small|large")
+            ->capture_default_str()
+            ->group(group),
+        app.add_option("--dtype", options.dtype, "Compute dtype the Steps are costed in")
+            ->check(CLI::IsMember({"f32", "f16"}).description(""))
+            ->type_name("f32|f16")
+            ->capture_default_str()
+            ->group(group),
+        app.add_option("--requests", options.requests, "Requests per model")
+            ->check(CLI::PositiveNumber.description(""))
+            ->type_name("N")
+            ->capture_default_str()
+            ->group(group),
+        app.add_option("--interval-us", options.interval_us,
+                       "Microseconds between a model's successive arrivals (every model's i-th request arrives "
+                       "at i * interval; 0: all at once)")
+            ->check(CLI::NonNegativeNumber.description(""))
+            ->type_name("US")
+            ->capture_default_str()
+            ->group(group),
+        app.add_option("--device-peaks", options.device_peaks,
+                       "Where Step costs come from: h100, cpu, cuda, auto, or FLOPS,BYTES_PER_S (see below)")
+            ->type_name("h100|cpu|cuda|auto|F,B")
+            ->capture_default_str()
+            ->group(group),
+        app.add_option("--onchip-bytes", options.onchip_bytes, "On-chip capacity in bytes (0: unlimited)")
+            ->type_name("N")
+            ->capture_default_str()
+            ->group(group),
+    };
+    // Checked after parsing rather than with excludes(), which would clutter every line of --help.
+    app.callback([workload, builtin] {
+      if (workload->count() == 0) return;
+      for (const CLI::Option* option : builtin)
+        if (option->count() > 0)
+          throw CLI::ValidationError(option->get_name(), "a built-in models option; it cannot be used with --workload");
+    });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loom-sim: error: %s\n", e.what());
+    return 1;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    return run_sim(options);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "loom-sim: error: %s\n", e.what());
+    return 2;
+  } catch (const loom::Error& e) {
+    std::fprintf(stderr, "loom-sim: error [%s]: %s\n", std::string(loom::error_code_name(e.code())).c_str(), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loom-sim: error: %s\n", e.what());
+    return 1;
+  }
+}

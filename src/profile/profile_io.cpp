@@ -1,0 +1,242 @@
+// Device profiles on disk: the JSON format of docs/profile-format.md, file names per device, and
+// where the executor looks for them.
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/error.hpp"
+#include "loom/profile.hpp"
+
+namespace loom {
+namespace {
+
+using json = nlohmann::json;
+// Written in the order of docs/profile-format.md (nlohmann::json would sort the keys).
+using ordered_json = nlohmann::ordered_json;
+
+constexpr int kFormatVersion = 1;
+
+// Reads one JSON document field by field; every error names the file and the field's path
+// (e.g. "models[1].steps[0].measured_us").
+class FieldReader {
+ public:
+  explicit FieldReader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw Error(ErrorCode::invalid_argument, "profile '" + path_ + "': field '" + field + "': " + problem);
+  }
+
+  const json& require(const json& object, const std::string& parent, const char* key) const {
+    const auto it = object.find(key);
+    if (it == object.end()) fail(join(parent, key), "missing");
+    return *it;
+  }
+
+  std::string string(const json& object, const std::string& parent, const char* key, bool required) const {
+    const json* value = lookup(object, parent, key, required);
+    if (!value) return {};
+    if (!value->is_string()) fail(join(parent, key), "expected a string, got " + type_of(*value));
+    return value->get<std::string>();
+  }
+
+  double number(const json& object, const std::string& parent, const char* key, bool required) const {
+    const json* value = lookup(object, parent, key, required);
+    if (!value) return 0;
+    if (!value->is_number()) fail(join(parent, key), "expected a number, got " + type_of(*value));
+    const double result = value->get<double>();
+    if (result < 0) fail(join(parent, key), "expected a number >= 0, got " + value->dump());
+    return result;
+  }
+
+  const json& array(const json& object, const std::string& parent, const char* key) const {
+    const json& value = require(object, parent, key);
+    if (!value.is_array()) fail(join(parent, key), "expected an array, got " + type_of(value));
+    return value;
+  }
+
+  const json& object(const json& value, const std::string& field) const {
+    if (!value.is_object()) fail(field, "expected an object, got " + type_of(value));
+    return value;
+  }
+
+  static std::string join(const std::string& parent, const std::string& key) {
+    return parent.empty() ? key : parent + "." + key;
+  }
+  static std::string index(const std::string& parent, std::size_t i) {
+    return parent + "[" + std::to_string(i) + "]";
+  }
+
+ private:
+  const json* lookup(const json& object, const std::string& parent, const char* key, bool required) const {
+    const auto it = object.find(key);
+    if (it != object.end()) return &*it;
+    if (required) fail(join(parent, key), "missing");
+    return nullptr;
+  }
+  static std::string type_of(const json& value) { return value.type_name(); }
+
+  std::string path_;
+};
+
+StepProfile read_step(const FieldReader& reader, const json& value, const std::string& field) {
+  reader.object(value, field);
+  StepProfile step;
+  step.name = reader.string(value, field, "name", true);
+  step.measured_us = reader.number(value, field, "measured_us", true);
+  step.compute_probe_slowdown = reader.number(value, field, "compute_probe_slowdown", false);
+  step.memory_probe_slowdown = reader.number(value, field, "memory_probe_slowdown", false);
+  return step;
+}
+
+ModelProfile read_model(const FieldReader& reader, const json& value, const std::string& field) {
+  reader.object(value, field);
+  ModelProfile model;
+  model.model = reader.string(value, field, "model", false);
+  model.fingerprint = reader.string(value, field, "fingerprint", true);
+  const std::string dtype = reader.string(value, field, "compute_dtype", true);
+  try {
+    model.compute_dtype = dtype_from_name(dtype);
+  } catch (const Error&) {
+    reader.fail(FieldReader::join(field, "compute_dtype"), "unknown dtype '" + dtype + "'");
+  }
+  const std::string steps_field = FieldReader::join(field, "steps");
+  const json& steps = reader.array(value, field, "steps");
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    model.steps.push_back(read_step(reader, steps[i], FieldReader::index(steps_field, i)));
+  return model;
+}
+
+ordered_json step_json(const StepProfile& step) {
+  return ordered_json{{"name", step.name},
+              {"measured_us", step.measured_us},
+              {"compute_probe_slowdown", step.compute_probe_slowdown},
+              {"memory_probe_slowdown", step.memory_probe_slowdown}};
+}
+
+ordered_json model_json(const ModelProfile& model) {
+  ordered_json steps = ordered_json::array();
+  for (const auto& step : model.steps) steps.push_back(step_json(step));
+  return ordered_json{{"model", model.model},
+              {"fingerprint", model.fingerprint},
+              {"compute_dtype", std::string(dtype_name(model.compute_dtype))},
+              {"steps", std::move(steps)}};
+}
+
+}  // namespace
+
+const ModelProfile* DeviceProfile::find(const std::string& fingerprint) const {
+  for (const auto& model : models)
+    if (model.fingerprint == fingerprint) return &model;
+  return nullptr;
+}
+
+DeviceProfile read_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::invalid_argument, "profile '" + path + "': cannot open the file");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error(ErrorCode::invalid_argument, "profile '" + path + "': not valid JSON: " + e.what());
+  }
+
+  const FieldReader reader(path);
+  reader.object(doc, "(document)");
+  DeviceProfile profile;
+  const json& version = reader.require(doc, "", "format_version");
+  if (!version.is_number_integer())
+    reader.fail("format_version", std::string("expected an integer, got ") + version.type_name());
+  profile.format_version = version.get<int>();
+  if (profile.format_version != kFormatVersion)
+    reader.fail("format_version", "version " + std::to_string(profile.format_version) +
+                                      " is not supported (this Loom reads version " +
+                                      std::to_string(kFormatVersion) + ")");
+  profile.device_name = reader.string(doc, "", "device_name", true);
+  profile.created = reader.string(doc, "", "created", false);
+  profile.loom_version = reader.string(doc, "", "loom_version", false);
+  profile.command = reader.string(doc, "", "command", false);
+
+  const json& peaks = reader.object(reader.require(doc, "", "peaks"), "peaks");
+  profile.peaks.flops_f32 = reader.number(peaks, "peaks", "flops_f32", true);
+  profile.peaks.flops_f16 = reader.number(peaks, "peaks", "flops_f16", false);
+  profile.peaks.bandwidth = reader.number(peaks, "peaks", "bandwidth", true);
+  profile.peaks.method = reader.string(peaks, "peaks", "method", false);
+
+  const json& models = reader.array(doc, "", "models");
+  for (std::size_t i = 0; i < models.size(); ++i)
+    profile.models.push_back(read_model(reader, models[i], FieldReader::index("models", i)));
+  return profile;
+}
+
+void write_profile(const DeviceProfile& profile, const std::string& path) {
+  ordered_json models = ordered_json::array();
+  for (const auto& model : profile.models) models.push_back(model_json(model));
+  const ordered_json doc{{"format_version", profile.format_version},
+                 {"device_name", profile.device_name},
+                 {"created", profile.created},
+                 {"loom_version", profile.loom_version},
+                 {"command", profile.command},
+                 {"peaks",
+                  {{"flops_f32", profile.peaks.flops_f32},
+                   {"flops_f16", profile.peaks.flops_f16},
+                   {"bandwidth", profile.peaks.bandwidth},
+                   {"method", profile.peaks.method}}},
+                 {"models", std::move(models)}};
+
+  // Written beside the target and renamed over it, so a reader never sees half a profile.
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    if (!out)
+      throw Error(ErrorCode::invalid_argument,
+                  "profile '" + path + "': cannot open '" + temporary + "' for writing");
+    out << doc.dump(2) << '\n';
+    out.close();
+    if (!out) throw Error(ErrorCode::invalid_argument, "profile '" + path + "': writing '" + temporary + "' failed");
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    throw Error(ErrorCode::invalid_argument, "profile '" + path + "': cannot write the file");
+  }
+}
+
+std::string profile_file_name(const std::string& device_name) {
+  // Lower-case letters and digits; every run of anything else becomes one '-'.
+  std::string stem;
+  bool pending_dash = false;
+  for (const char c : device_name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) && u < 0x80) {
+      if (pending_dash && !stem.empty()) stem += '-';
+      pending_dash = false;
+      stem += static_cast<char>(std::tolower(u));
+    } else {
+      pending_dash = true;
+    }
+  }
+  if (stem.empty()) stem = "unknown-device";
+  return stem + ".json";
+}
+
+std::optional<std::string> find_profile(const std::string& device_name) {
+  const std::string file = profile_file_name(device_name);
+  std::vector<std::filesystem::path> directories;
+  if (const char* env = std::getenv("LOOM_PROFILE_DIR"); env && *env) directories.emplace_back(env);
+  directories.emplace_back("profiles");
+#ifdef LOOM_INSTALL_PROFILE_DIR
+  directories.emplace_back(LOOM_INSTALL_PROFILE_DIR);
+#endif
+  for (const auto& directory : directories) {
+    const std::filesystem::path candidate = directory / file;
+    std::error_code error;
+    if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+}  // namespace loom

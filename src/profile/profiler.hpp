@@ -1,0 +1,27 @@
+// The measurements behind a device profile, on any backend: peak figures (a large GEMM, a large
+// device copy) and each Step of a model timed alone and beside the backend's probes. Only timed
+// events, kernels and streams of the backend seam are used, so the CPU backend runs (and tests)
+// the same code as CUDA.
+#pragma once
+
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "loom/profile.hpp"
+#include "profile/active_profile.hpp"
+
+namespace loom::profile {
+
+// Median of `samples` (the mean of the middle two for an even count); 0 for none.
+double median(std::vector<double> samples);
+
+// GEMM FLOP/s per dtype (f16 left 0 where the backend's MatMul rejects f16) and copy bandwidth
+// (bytes read + written per second), each the median of options.runs timed runs.
+PeakFigures measure_peaks(backend::Backend& device, const ProfilerOptions& options);
+
+// Loads `model` on `device` and times each Step alone, then (options.probes, and where the
+// backend has probes) co-running with a compute and with a memory probe. See Profiler.
+ModelMeasurement measure_model(backend::Backend& device, const Model& model, DType compute_dtype,
+                               const PeakFigures& peaks, const ProfilerOptions& options);
+
+}  // namespace loom::profile

@@ -1,0 +1,49 @@
+// Simulated models from real ones: the planner's Steps with their roofline or measured costs.
+#include "loom/error.hpp"
+#include "loom/sim.hpp"
+#include "plan/compiled_model.hpp"
+
+namespace loom::sim {
+
+std::vector<SimModel> sim_models(const std::vector<Model>& models, DType compute_dtype, double peak_flops,
+                                 double peak_bandwidth) {
+  if (!(peak_flops > 0) || !(peak_bandwidth > 0))
+    throw Error(ErrorCode::invalid_argument, "sim_models: peak FLOP/s and bandwidth must be positive");
+  std::vector<SimModel> result;
+  for (const Model& model : models) {
+    const plan::CompiledModel compiled = plan::compile(model, compute_dtype, plan::DevicePeaks{peak_flops, peak_bandwidth});
+    SimModel sim;
+    sim.name = model.name;
+    for (const plan::Step& step : compiled.steps)
+      sim.steps.push_back({step.name, step.info.compute_us, step.info.memory_us, step.info.working_set_bytes});
+    result.push_back(std::move(sim));
+  }
+  return result;
+}
+
+SimModel sim_model(const ModelInfo& info) {
+  SimModel sim;
+  sim.name = info.name;
+  for (const StepInfo& step : info.steps) {
+    SimStep s{step.name, step.compute_us, step.memory_us, step.working_set_bytes};
+    if (step.measured_us > 0) {
+      // The sim runs a Step's memory phase, then its compute phase: splitting the measured time in
+      // the roofline's proportion keeps the Step alone as long as measured.
+      const double roofline = step.compute_us + step.memory_us;
+      s.memory_us = roofline > 0 ? step.measured_us * (step.memory_us / roofline) : 0;
+      s.compute_us = step.measured_us - s.memory_us;
+    }
+    sim.steps.push_back(std::move(s));
+  }
+  return sim;
+}
+
+std::vector<SimRequest> periodic_requests(const std::vector<SimModel>& models, std::size_t per_model,
+                                          double interval_us) {
+  std::vector<SimRequest> requests;
+  for (std::size_t i = 0; i < per_model; ++i)
+    for (const SimModel& model : models) requests.push_back({model.name, static_cast<double>(i) * interval_us, 0});
+  return requests;
+}
+
+}  // namespace loom::sim

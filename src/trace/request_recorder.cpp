@@ -1,0 +1,121 @@
+// Timed events of one request → TraceEvents on the executor's timeline.
+#include "trace/request_recorder.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace loom::trace {
+
+TimelineClock::TimelineClock(backend::Stream& stream) {
+  host_origin_ = std::chrono::steady_clock::now();
+  epoch_ = stream.record_timed();
+  epoch_->synchronize();
+}
+
+double TimelineClock::host_now_us() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_origin_).count();
+}
+
+double TimelineClock::device_us(backend::Event& event) const {
+  event.synchronize();
+  return event.microseconds_since(*epoch_);
+}
+
+RequestRecorder::RequestRecorder(std::uint64_t request, std::string model, double submitted_us)
+    : request_(request), model_(std::move(model)), submitted_us_(submitted_us) {}
+
+void RequestRecorder::begin(Span kind, backend::Stream& stream, std::size_t step) {
+  spans_.push_back({kind, step, stream.record_timed(), nullptr});
+}
+
+void RequestRecorder::end(backend::Stream& stream) {
+  if (!spans_.empty() && !spans_.back().end) spans_.back().end = stream.record_timed();
+}
+
+void RequestRecorder::picked(double at_us, std::size_t step, std::size_t candidates) {
+  picks_.push_back({at_us, step, candidates});
+}
+
+TraceEvent RequestRecorder::span_event(const PendingSpan& span, const std::vector<StepInfo>& steps) const {
+  const std::string tag = model_ + "#" + std::to_string(request_);
+  TraceEvent event;
+  event.args["request"] = std::to_string(request_);
+  event.args["model"] = model_;
+  switch (span.kind) {
+    case Span::upload:
+      event.name = "H2D " + tag;
+      event.category = "copy";
+      event.track = "stream:upload";
+      break;
+    case Span::download:
+      event.name = "D2H " + tag;
+      event.category = "copy";
+      event.track = "stream:download";
+      break;
+    case Span::step: {
+      const bool known = span.step < steps.size();
+      event.name = model_ + "/" + (known ? steps[span.step].name : "step " + std::to_string(span.step));
+      event.category = "step";
+      event.track = "stream:" + model_;
+      event.args["step"] = std::to_string(span.step);
+      std::string ops;
+      if (known)
+        for (const auto& op : steps[span.step].ops) ops += (ops.empty() ? "" : ",") + op;
+      event.args["ops"] = ops;
+      break;
+    }
+  }
+  return event;
+}
+
+void RequestRecorder::complete(const TimelineClock& clock, const std::vector<StepInfo>& steps, double completed_us,
+                               bool failed, Timeline& timeline) noexcept {
+  const std::string tag = model_ + "#" + std::to_string(request_);
+  std::size_t steps_run = 0;
+  for (auto& span : spans_) {
+    if (!span.end) continue;  // the work between failed before its end was recorded
+    try {
+      TraceEvent event = span_event(span, steps);
+      event.start_us = clock.device_us(*span.start);
+      // From the start event rather than the epoch: CUDA's float milliseconds keep sub-µs
+      // resolution only over short intervals.
+      span.end->synchronize();
+      event.duration_us = std::max(0.0, span.end->microseconds_since(*span.start));
+      if (span.kind == Span::step) ++steps_run;
+      timeline.add(std::move(event));
+    } catch (...) {
+      // A span that cannot be timed is left out; the request's own outcome is reported elsewhere.
+    }
+  }
+  try {
+    for (const auto& pick : picks_) {
+      TraceEvent event;
+      event.name = "pick " + tag + " step " + std::to_string(pick.step);
+      event.category = "decision";
+      event.track = "host:dispatcher";
+      event.start_us = pick.at_us;
+      event.args = {{"request", std::to_string(request_)},
+                    {"model", model_},
+                    {"step", std::to_string(pick.step)},
+                    {"candidates", std::to_string(pick.candidates)}};
+      timeline.add(std::move(event));
+    }
+    TraceEvent life;
+    life.name = tag;
+    life.category = "request";
+    life.track = "request:" + model_;
+    life.start_us = submitted_us_;
+    life.duration_us = std::max(0.0, completed_us - submitted_us_);
+    life.args = {{"request", std::to_string(request_)},
+                 {"model", model_},
+                 {"status", failed ? "failed" : "ok"},
+                 {"steps", std::to_string(steps_run)}};
+    timeline.add(std::move(life));
+  } catch (...) {
+    // Out of memory while recording: the timeline misses this request, the pipeline carries on.
+  }
+  spans_.clear();
+  picks_.clear();
+}
+
+}  // namespace loom::trace

@@ -19,7 +19,10 @@
 
 #include "bench_runner.hpp"
 #include "bench_stats.hpp"
+#include "cli_support.hpp"
 #include "loom/loom.hpp"
+
+namespace cli = loom::cli;
 
 namespace {
 
@@ -52,41 +55,10 @@ struct BenchOptions {
   std::uint64_t seed = 1;
 };
 
-// A mistake in the flags that only shows once the device is known.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 std::string format(const char* fmt, double value) {
   char text[64];
   std::snprintf(text, sizeof text, fmt, value);
   return text;
-}
-
-// Flag checks with messages that say what was expected (CLI11's own print the whole double range).
-CLI::Validator positive_integer() {
-  return CLI::Validator(
-      [](std::string& value) -> std::string {
-        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
-            value.find_first_not_of('0') == std::string::npos)
-          return "expected a whole number of at least 1, got '" + value + "'";
-        return {};
-      },
-      "");
-}
-
-CLI::Validator non_negative_number() {
-  return CLI::Validator(
-      [](std::string& value) -> std::string {
-        try {
-          std::size_t used = 0;
-          const double number = std::stod(value, &used);
-          if (used == value.size() && std::isfinite(number) && number >= 0) return {};
-        } catch (const std::exception&) {
-        }
-        return "expected a number of at least 0, got '" + value + "'";
-      },
-      "");
 }
 
 // JSON figures to 0.1 microsecond (ms values) or 0.001 qps: more digits would only be noise.
@@ -289,14 +261,14 @@ int run_bench(BenchOptions options) {
   if (options.models.empty()) options.models = kDefaultModels;
   for (std::size_t i = 0; i < options.models.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (options.models[i] == options.models[j]) throw UsageError("model '" + options.models[i] + "' is named twice");
+      if (options.models[i] == options.models[j]) throw cli::UsageError("model '" + options.models[i] + "' is named twice");
   for (double p : options.percentiles)
-    if (!(p > 0 && p <= 100)) throw UsageError("--percentile: " + format("%g", p) + " is not in (0, 100]");
+    if (!(p > 0 && p <= 100)) throw cli::UsageError("--percentile: " + format("%g", p) + " is not in (0, 100]");
 
   if (options.fp16) {
     const bool cpu = options.device == "cpu" || (options.device == "auto" && loom::cuda_device_count() == 0);
     if (cpu)
-      throw UsageError("--fp16 needs a CUDA device, but this run would use the CPU (--device=" + options.device +
+      throw cli::UsageError("--fp16 needs a CUDA device, but this run would use the CPU (--device=" + options.device +
                        ", " + std::to_string(loom::cuda_device_count()) + " CUDA devices usable)");
   }
 
@@ -304,12 +276,12 @@ int run_bench(BenchOptions options) {
   std::ofstream times_file;
   if (!options.export_times.empty()) {
     times_file.open(options.export_times);
-    if (!times_file) throw UsageError("--exportTimes: cannot write '" + options.export_times + "'");
+    if (!times_file) throw cli::UsageError("--exportTimes: cannot write '" + options.export_times + "'");
   }
   std::ofstream trace_file;
   if (!options.export_trace.empty()) {
     trace_file.open(options.export_trace);
-    if (!trace_file) throw UsageError("--exportTrace: cannot write '" + options.export_trace + "'");
+    if (!trace_file) throw cli::UsageError("--exportTrace: cannot write '" + options.export_trace + "'");
   }
 
   loom::ExecutorOptions executor_options;
@@ -320,7 +292,7 @@ int run_bench(BenchOptions options) {
   executor_options.record_timeline = trace_file.is_open();
   loom::Executor executor(executor_options);
   if (options.fp16 && executor.backend_name() != "cuda")
-    throw UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor.device_name());
+    throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor.device_name());
 
   const std::string size_text =
       options.size == "auto" ? (executor.backend_name() == "cuda" ? "large" : "small") : options.size;
@@ -393,14 +365,14 @@ int run_bench(BenchOptions options) {
   if (trace_file.is_open()) {
     trace.write_chrome_trace(trace_file);
     trace_file.flush();
-    if (!trace_file) throw UsageError("--exportTrace: writing '" + options.export_trace + "' failed");
+    if (!trace_file) throw cli::UsageError("--exportTrace: writing '" + options.export_trace + "' failed");
     if (!options.json)
       std::printf("Trace: %s (measured phase; open in https://ui.perfetto.dev or chrome://tracing)\n",
                   options.export_trace.c_str());
   }
   if (times_file.is_open()) {
     write_times(times_file, result);
-    if (!times_file) throw UsageError("--exportTimes: writing '" + options.export_times + "' failed");
+    if (!times_file) throw cli::UsageError("--exportTimes: writing '" + options.export_times + "' failed");
   }
   return 0;
 }
@@ -447,17 +419,17 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->type_name("NAME");
     app.add_option("--iterations", options.iterations, "Minimum measured requests per model")
-        ->check(positive_integer())
+        ->check(cli::positive_integer())
         ->type_name("N")
         ->capture_default_str();
     app.add_option("--warmUp", options.warmup_ms,
                    "Warm-up time per model in milliseconds before measuring (requests run, results discarded)")
-        ->check(non_negative_number())
+        ->check(cli::non_negative_number())
         ->type_name("MS")
         ->capture_default_str();
     app.add_option("--duration", options.duration_s,
                    "Minimum measured time in seconds (0: only --iterations counts)")
-        ->check(non_negative_number())
+        ->check(cli::non_negative_number())
         ->type_name("S")
         ->capture_default_str();
     app.add_option("--percentile", options.percentiles,
@@ -479,7 +451,7 @@ int main(int argc, char** argv) {
             ""))
         ->capture_default_str();
     app.add_option("--batch", options.batch, "Batch size of every model's input")
-        ->check(positive_integer())
+        ->check(cli::positive_integer())
         ->type_name("N")
         ->capture_default_str();
     app.add_option("--size", options.size,
@@ -502,7 +474,7 @@ int main(int argc, char** argv) {
         ->type_name("auto|none|FILE")
         ->capture_default_str();
     app.add_option("--concurrency", options.concurrency, "Requests outstanding per model (closed loop)")
-        ->check(positive_integer())
+        ->check(cli::positive_integer())
         ->type_name("N")
         ->capture_default_str();
     app.add_option("--exportTimes", options.export_times,
@@ -528,17 +500,5 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
-  try {
-    return run_bench(options);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "loom-bench: error: %s\n", e.what());
-    return 2;
-  } catch (const loom::Error& e) {
-    std::fprintf(stderr, "loom-bench: error [%s]: %s\n", std::string(loom::error_code_name(e.code())).c_str(),
-                 e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "loom-bench: error: %s\n", e.what());
-    return 1;
-  }
+  return cli::run_guarded("loom-bench", [&] { return run_bench(options); });
 }

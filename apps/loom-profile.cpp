@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "cli_validators.hpp"
+#include "cli_support.hpp"
 #include "loom/loom.hpp"
 #include "loom/profile.hpp"
+
+namespace cli = loom::cli;
 
 namespace {
 
@@ -32,11 +34,6 @@ struct Options {
   std::string output;
   std::string output_dir = "profiles";
   bool no_probes = false;
-};
-
-// A mistake in the flags that only shows once the device is known.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 void progress(const std::string& line) { std::fprintf(stderr, "loom-profile: %s\n", line.c_str()); }
@@ -141,7 +138,7 @@ loom::DeviceProfile existing_or_new(const std::string& path, const std::string& 
   }
   loom::DeviceProfile existing = loom::read_profile(path);
   if (existing.device_name != device_name)
-    throw UsageError("'" + path + "' is a profile of '" + existing.device_name + "', not of this device ('" +
+    throw cli::UsageError("'" + path + "' is a profile of '" + existing.device_name + "', not of this device ('" +
                      device_name + "'); pass another --output");
   progress("adding to the " + std::to_string(existing.models.size()) + " model entries of " + path);
   return existing;
@@ -167,7 +164,7 @@ int run(const Options& options, const std::string& command) {
   const std::string device_name = profiler.device_name();
   const bool cuda = profiler.backend_name() == "cuda";
   if (options.fp16 && !cuda)
-    throw UsageError("--fp16 needs a CUDA device; --device " + options.device + " opened the CPU");
+    throw cli::UsageError("--fp16 needs a CUDA device; --device " + options.device + " opened the CPU");
   const loom::DType dtype = options.fp16 ? loom::DType::f16 : loom::DType::f32;
   const std::string size_text = options.size == "auto" ? (cuda ? "large" : "small") : options.size;
   const auto size = loom::workloads::size_from_name(size_text);
@@ -250,7 +247,7 @@ Examples:
 
   app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
       ->type_name("auto|cpu|cuda|cuda:N")
-      ->check(loom::cli::device_name())
+      ->check(cli::device_name())
       ->capture_default_str();
   app.add_option("--models", options.models, "Built-in models to profile, comma list")
       ->delimiter(',')
@@ -259,7 +256,7 @@ Examples:
       ->capture_default_str();
   app.add_option("--batch", options.batches, "Batch sizes, comma list: each is its own profile entry")
       ->delimiter(',')
-      ->check(loom::cli::positive_integer())
+      ->check(cli::positive_integer())
       ->type_name("N[,N...]")
       ->capture_default_str();
   app.add_option("--size", options.size,
@@ -290,17 +287,5 @@ Examples:
     return app.exit(e);
   }
 
-  try {
-    return run(options, command_line(argc, argv));
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "loom-profile: error: %s\n", e.what());
-    return 2;
-  } catch (const loom::Error& e) {
-    std::fprintf(stderr, "loom-profile: error [%s]: %s\n", std::string(loom::error_code_name(e.code())).c_str(),
-                 e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "loom-profile: error: %s\n", e.what());
-    return 1;
-  }
+  return cli::run_guarded("loom-profile", [&] { return run(options, command_line(argc, argv)); });
 }

@@ -15,15 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "loom/loom.hpp"
 #include "loom/sim.hpp"
 
-namespace {
+namespace cli = loom::cli;
 
-// A mistake in the flags found after parsing.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace {
 
 struct SimOptions {
   std::string workload_file;
@@ -61,7 +59,7 @@ double parse_positive(const std::string& text, const std::string& what) {
     if (used == text.size() && std::isfinite(value) && value > 0) return value;
   } catch (const std::exception&) {
   }
-  throw UsageError("--device-peaks: " + what + " '" + text + "' is not a positive number");
+  throw cli::UsageError("--device-peaks: " + what + " '" + text + "' is not a positive number");
 }
 
 // The built-in models with Step costs from --device-peaks.
@@ -104,7 +102,7 @@ std::vector<loom::sim::SimModel> builtin_models(const SimOptions& options, std::
   } else {
     const auto comma = peaks.find(',');
     if (comma == std::string::npos)
-      throw UsageError("--device-peaks: expected h100, cpu, cuda, auto or FLOPS,BYTES_PER_S, got '" + peaks + "'");
+      throw cli::UsageError("--device-peaks: expected h100, cpu, cuda, auto or FLOPS,BYTES_PER_S, got '" + peaks + "'");
     flops = parse_positive(peaks.substr(0, comma), "FLOP/s");
     bandwidth = parse_positive(peaks.substr(comma + 1), "bytes/s");
     cost_note = "roofline";
@@ -170,7 +168,7 @@ int run_sim(SimOptions options) {
     if (options.models.empty()) options.models = {"resnet", "bert", "lstm"};
     for (std::size_t i = 0; i < options.models.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
-        if (options.models[i] == options.models[j]) throw UsageError("model '" + options.models[i] + "' is named twice");
+        if (options.models[i] == options.models[j]) throw cli::UsageError("model '" + options.models[i] + "' is named twice");
     std::string cost_note;
     workload.models = builtin_models(options, cost_note);
     workload.requests = loom::sim::periodic_requests(workload.models, options.requests, options.interval_us);
@@ -187,7 +185,7 @@ int run_sim(SimOptions options) {
   if (!options.export_workload.empty()) {
     std::ofstream out(options.export_workload);
     out << loom::sim::workload_json(workload);
-    if (!out) throw UsageError("--exportWorkload: cannot write '" + options.export_workload + "'");
+    if (!out) throw cli::UsageError("--exportWorkload: cannot write '" + options.export_workload + "'");
   }
   if (!options.export_trace.empty()) result.timeline.write_chrome_trace(options.export_trace);
 
@@ -321,16 +319,5 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
-  try {
-    return run_sim(options);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "loom-sim: error: %s\n", e.what());
-    return 2;
-  } catch (const loom::Error& e) {
-    std::fprintf(stderr, "loom-sim: error [%s]: %s\n", std::string(loom::error_code_name(e.code())).c_str(), e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "loom-sim: error: %s\n", e.what());
-    return 1;
-  }
+  return cli::run_guarded("loom-sim", [&] { return run_sim(options); });
 }

@@ -78,7 +78,7 @@ struct SimResult {
   double compute_busy_us = 0, memory_busy_us = 0;
   double compute_idle_us = 0, memory_idle_us = 0;  // makespan minus busy
   double resource_bound_us = 0;  // max(total compute, total memory)
-  double chain_bound_us = 0;     // the longest single request alone on the device from time 0
+  double chain_bound_us = 0;     // max over requests of arrival + its model alone on the device
   double lower_bound_us = 0;     // max of the two bounds (measured from the first arrival)
   Timeline timeline;             // tracks "sim:memory", "sim:compute", "host:scheduler", "request:<model>"
 };

@@ -215,21 +215,23 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy) {
   result.compute_idle_us = result.makespan_us - result.compute_busy_us;
   result.memory_idle_us = result.makespan_us - result.memory_busy_us;
 
-  // Bounds. Resource: neither resource can finish before it has done all of its work. Chain: the
-  // longest request cannot finish faster than alone on the device from time 0 (same model, same
-  // capacity, nothing else running), which is a per-model figure.
+  // Bounds. Resource: neither resource can finish before it has done all of its work. Chain: no
+  // request can finish before its arrival plus the time its model takes alone on the device (same
+  // capacity, nothing else running), measured from the first arrival.
   result.resource_bound_us = std::max(result.compute_busy_us, result.memory_busy_us);
-  std::vector<bool> used(workload.models.size(), false);
-  for (std::size_t m : model_of) used[m] = true;
-  for (std::size_t m = 0; m < workload.models.size(); ++m) {
-    if (!used[m]) continue;
-    Workload alone;
-    alone.models = {workload.models[m]};
-    alone.requests = {SimRequest{workload.models[m].name, 0, 0}};
-    alone.onchip_capacity_bytes = workload.onchip_capacity_bytes;
-    FifoPolicy only_candidate;
-    const auto chain = run_schedule(alone, {0}, only_candidate, nullptr);
-    result.chain_bound_us = std::max(result.chain_bound_us, chain.back().compute_end_us);
+  std::vector<double> alone_us(workload.models.size(), -1.0);
+  for (std::size_t r = 0; r < workload.requests.size(); ++r) {
+    const std::size_t m = model_of[r];
+    if (alone_us[m] < 0) {
+      Workload alone;
+      alone.models = {workload.models[m]};
+      alone.requests = {SimRequest{workload.models[m].name, 0, 0}};
+      alone.onchip_capacity_bytes = workload.onchip_capacity_bytes;
+      FifoPolicy only_candidate;
+      alone_us[m] = run_schedule(alone, {0}, only_candidate, nullptr).back().compute_end_us;
+    }
+    result.chain_bound_us =
+        std::max(result.chain_bound_us, workload.requests[r].arrival_us - first_arrival + alone_us[m]);
   }
   result.lower_bound_us = std::max(result.resource_bound_us, result.chain_bound_us);
 

@@ -237,7 +237,8 @@ TEST(SimSchedule, RequestArrivingMidRunJoinsAtTheNextSchedulingPoint) {
 // A at 5 and B at 20 (memory 1 compute 1 each). Nothing is live at 0: time jumps to 5; after A's
 // Step is dispatched nothing is live at 6: time jumps to 20.
 //   t=5  A m[5,6] c[6,7];  t=20  B m[20,21] c[21,22]
-// Makespan from the first arrival: 22 - 5 = 17; each resource busy 2, idle 15.
+// Makespan from the first arrival: 22 - 5 = 17; each resource busy 2, idle 15. Chain bound: B
+// arrives 15 after A and takes 2 alone, so 17: here the schedule meets its lower bound.
 TEST(SimSchedule, TimeJumpsOverIdleGapsToTheNextArrival) {
   Workload w;
   w.models = {{"m", {{"s", 1, 1, 0}}}};
@@ -248,7 +249,9 @@ TEST(SimSchedule, TimeJumpsOverIdleGapsToTheNextArrival) {
   EXPECT_DOUBLE_EQ(r.makespan_us, 17);
   EXPECT_DOUBLE_EQ(r.compute_idle_us, 15);
   EXPECT_DOUBLE_EQ(r.memory_idle_us, 15);
-  EXPECT_DOUBLE_EQ(r.lower_bound_us, 2);
+  EXPECT_DOUBLE_EQ(r.resource_bound_us, 2);
+  EXPECT_DOUBLE_EQ(r.chain_bound_us, 17);
+  EXPECT_DOUBLE_EQ(r.lower_bound_us, 17);
   const auto decisions = on_track(r.timeline, "host:scheduler");
   ASSERT_EQ(decisions.size(), 2u);
   EXPECT_DOUBLE_EQ(decisions[0].start_us, 5);

@@ -129,6 +129,7 @@ CompiledModel compile(const Model& model, DType compute_dtype, const DevicePeaks
   for (const auto& name : model.outputs) {
     const int id = cm.value_ids.at(name);
     cm.output_ids.push_back(id);
+    cm.output_infos.push_back(infos.at(name));
     cm.values[root_of(cm.values, id)].last_step = step_count;
   }
 

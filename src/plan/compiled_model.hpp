@@ -52,6 +52,7 @@ struct CompiledModel {
   std::vector<Step> steps;
   std::vector<int> input_ids;
   std::vector<int> output_ids;
+  std::vector<ValueInfo> output_infos;  // the graph outputs as the model declares them (model dtypes)
   std::uint64_t arena_bytes = 0;
   std::uint64_t weight_bytes = 0;
 

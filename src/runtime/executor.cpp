@@ -194,7 +194,7 @@ struct Executor::Impl {
         // The timed events bracket the Step on its stream, after the wait for the inputs.
         if (recorder) recorder->begin(trace::RequestRecorder::Span::step, model.stream(), request->next_step);
         {
-          trace::ScopedRange range(model.name() + "/" + model.plan().steps[request->next_step].name);
+          trace::ScopedRange range(model.step_label(request->next_step));
           model.run_step(request->next_step, request->arena.get());
         }
         if (recorder) recorder->end(model.stream());

@@ -61,8 +61,8 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
 
   info_.name = name_;
   info_.inputs = plan_.model.inputs;
-  const auto infos = infer_shapes(plan_.model);
-  for (const auto& out : plan_.model.outputs) info_.outputs.push_back(infos.at(out));
+  info_.outputs = plan_.output_infos;
+  for (const auto& st : plan_.steps) step_labels_.push_back(name_ + "/" + st.name);
   for (const auto& st : plan_.steps) info_.steps.push_back(st.info);
   info_.weight_bytes = plan_.weight_bytes;
   info_.activation_bytes = plan_.arena_bytes;

@@ -25,6 +25,8 @@ class LoadedModel {
   std::size_t index() const noexcept { return index_; }
   const plan::CompiledModel& plan() const noexcept { return plan_; }
   const ModelInfo& info() const noexcept { return info_; }
+  // "<model>/<step>": the NVTX range name of Step `step`, built once at load.
+  const std::string& step_label(std::size_t step) const { return step_labels_.at(step); }
   backend::Stream& stream() noexcept { return *stream_; }
 
   // Sets every Step's measured_us and probe slowdowns from the profile's entry with this model's
@@ -45,6 +47,7 @@ class LoadedModel {
   PooledBuffer weights_;
   PooledBuffer workspace_;
   std::unique_ptr<backend::Stream> stream_;
+  std::vector<std::string> step_labels_;
 };
 
 }  // namespace loom::runtime

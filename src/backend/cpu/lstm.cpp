@@ -25,32 +25,20 @@ std::size_t aligned_floats(std::int64_t count) { return static_cast<std::size_t>
 
 class LstmKernel final : public OpKernel {
  public:
-  explicit LstmKernel(const KernelSpec& spec) : OpKernel(spec) {
-    const LstmSpec lstm = parse_lstm_spec(spec);
+  explicit LstmKernel(const KernelSpec& spec) : OpKernel(spec), lstm_(parse_lstm_spec(spec)) {
     for (std::size_t i = 0; i < spec.inputs.size(); ++i)
       if (i != kSequenceLens && spec.inputs[i].present)
         require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
     for (std::size_t i = 0; i < spec.outputs.size(); ++i)
       if (spec.outputs[i].present) require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
-    directions_ = lstm.directions;
-    reverse_only_ = lstm.reverse_only;
-    steps_ = lstm.steps;
-    batch_ = lstm.batch;
-    input_size_ = lstm.input_size;
-    hidden_ = lstm.hidden;
-    has_bias_ = lstm.has_bias;
-    has_lengths_ = lstm.has_sequence_lens;
-    has_initial_h_ = lstm.has_initial_h;
-    has_initial_c_ = lstm.has_initial_c;
-    lengths_dtype_ = lstm.sequence_lens_dtype;
   }
 
   std::size_t workspace_bytes() const override {
-    const std::int64_t gates = 4 * hidden_;
-    const std::size_t floats = aligned_floats(2 * batch_) + aligned_floats(steps_ * batch_ * gates) +
-                               aligned_floats(batch_ * gates) + 2 * aligned_floats(batch_ * hidden_);
-    const std::size_t gemm_bytes = std::max(gemm_workspace_bytes(steps_ * batch_, gates, input_size_),
-                                            gemm_workspace_bytes(batch_, gates, hidden_));
+    const std::int64_t gates = 4 * lstm_.hidden;
+    const std::size_t floats = aligned_floats(2 * lstm_.batch) + aligned_floats(lstm_.steps * lstm_.batch * gates) +
+                               aligned_floats(lstm_.batch * gates) + 2 * aligned_floats(lstm_.batch * lstm_.hidden);
+    const std::size_t gemm_bytes = std::max(gemm_workspace_bytes(lstm_.steps * lstm_.batch, gates, lstm_.input_size),
+                                            gemm_workspace_bytes(lstm_.batch, gates, lstm_.hidden));
     return floats * sizeof(float) + gemm_bytes;
   }
 
@@ -62,111 +50,107 @@ class LstmKernel final : public OpKernel {
   void run_direction(std::int64_t d, bool reverse, std::span<const void* const> inputs,
                      std::span<void* const> outputs, const std::int64_t* lengths, float* scratch) const;
 
-  std::int64_t directions_ = 1;
-  bool reverse_only_ = false;
-  std::int64_t steps_ = 0, batch_ = 0, input_size_ = 0, hidden_ = 0;
-  bool has_bias_ = false, has_lengths_ = false, has_initial_h_ = false, has_initial_c_ = false;
-  DType lengths_dtype_ = DType::i32;
+  LstmSpec lstm_;  // attributes and shapes, checked once
 };
 
 void LstmKernel::run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
                           Stream&) {
   // Workspace: the rows' lengths first, then the per-direction buffers (see run_direction).
   auto* lengths = static_cast<std::int64_t*>(workspace);
-  float* scratch = static_cast<float*>(workspace) + aligned_floats(2 * batch_);
-  std::fill(lengths, lengths + batch_, steps_);
-  if (has_lengths_) {
-    for (std::int64_t b = 0; b < batch_; ++b) {
-      const std::int64_t length = lengths_dtype_ == DType::i32
+  float* scratch = static_cast<float*>(workspace) + aligned_floats(2 * lstm_.batch);
+  std::fill(lengths, lengths + lstm_.batch, lstm_.steps);
+  if (lstm_.has_sequence_lens) {
+    for (std::int64_t b = 0; b < lstm_.batch; ++b) {
+      const std::int64_t length = lstm_.sequence_lens_dtype == DType::i32
                                       ? static_cast<const std::int32_t*>(inputs[kSequenceLens])[b]
                                       : static_cast<const std::int64_t*>(inputs[kSequenceLens])[b];
-      if (length < 0 || length > steps_)
+      if (length < 0 || length > lstm_.steps)
         throw Error(ErrorCode::invalid_argument, "LSTM node '" + node_name() + "': sequence_lens[" +
                                                      std::to_string(b) + "] = " + std::to_string(length) +
-                                                     " is outside [0, " + std::to_string(steps_) + "]");
+                                                     " is outside [0, " + std::to_string(lstm_.steps) + "]");
       lengths[b] = length;
     }
   }
   float* y = outputs.size() > kY ? static_cast<float*>(outputs[kY]) : nullptr;
   // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below.
-  if (y) std::fill(y, y + steps_ * directions_ * batch_ * hidden_, 0.0f);
-  for (std::int64_t d = 0; d < directions_; ++d) {
-    const bool reverse = reverse_only_ || d == 1;
+  if (y) std::fill(y, y + lstm_.steps * lstm_.directions * lstm_.batch * lstm_.hidden, 0.0f);
+  for (std::int64_t d = 0; d < lstm_.directions; ++d) {
+    const bool reverse = lstm_.reverse_only || d == 1;
     run_direction(d, reverse, inputs, outputs, lengths, scratch);
   }
 }
 
 void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const void* const> inputs,
                                std::span<void* const> outputs, const std::int64_t* lengths, float* scratch) const {
-  const std::int64_t gates = 4 * hidden_;
+  const std::int64_t gates = 4 * lstm_.hidden;
   const float* x = static_cast<const float*>(inputs[kX]);
-  const float* w = static_cast<const float*>(inputs[kW]) + d * gates * input_size_;
-  const float* r = static_cast<const float*>(inputs[kR]) + d * gates * hidden_;
-  const float* bias = has_bias_ ? static_cast<const float*>(inputs[kB]) + d * 2 * gates : nullptr;
+  const float* w = static_cast<const float*>(inputs[kW]) + d * gates * lstm_.input_size;
+  const float* r = static_cast<const float*>(inputs[kR]) + d * gates * lstm_.hidden;
+  const float* bias = lstm_.has_bias ? static_cast<const float*>(inputs[kB]) + d * 2 * gates : nullptr;
 
   float* projected = scratch;  // [steps * batch, 4H]: X · W^T + Wb + Rb for every step
-  float* step_gates = projected + aligned_floats(steps_ * batch_ * gates);  // [batch, 4H]
-  float* h = step_gates + aligned_floats(batch_ * gates);                   // [batch, H]
-  float* c = h + aligned_floats(batch_ * hidden_);                          // [batch, H]
-  void* gemm_workspace = c + aligned_floats(batch_ * hidden_);
+  float* step_gates = projected + aligned_floats(lstm_.steps * lstm_.batch * gates);  // [batch, 4H]
+  float* h = step_gates + aligned_floats(lstm_.batch * gates);                   // [batch, H]
+  float* c = h + aligned_floats(lstm_.batch * lstm_.hidden);                          // [batch, H]
+  void* gemm_workspace = c + aligned_floats(lstm_.batch * lstm_.hidden);
 
-  gemm(steps_ * batch_, gates, input_size_, 1.0f, row_major(x, input_size_), transposed(w, input_size_), 0.0f,
+  gemm(lstm_.steps * lstm_.batch, gates, lstm_.input_size, 1.0f, row_major(x, lstm_.input_size), transposed(w, lstm_.input_size), 0.0f,
        projected, gates, gemm_workspace);
   if (bias) {
-    for (std::int64_t row = 0; row < steps_ * batch_; ++row) {
+    for (std::int64_t row = 0; row < lstm_.steps * lstm_.batch; ++row) {
       float* out = projected + row * gates;
       for (std::int64_t g = 0; g < gates; ++g) out[g] += bias[g] + bias[gates + g];
     }
   }
 
-  const std::size_t state_bytes = static_cast<std::size_t>(batch_ * hidden_) * sizeof(float);
-  if (has_initial_h_)
-    std::memcpy(h, static_cast<const float*>(inputs[kInitialH]) + d * batch_ * hidden_, state_bytes);
+  const std::size_t state_bytes = static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * sizeof(float);
+  if (lstm_.has_initial_h)
+    std::memcpy(h, static_cast<const float*>(inputs[kInitialH]) + d * lstm_.batch * lstm_.hidden, state_bytes);
   else
-    std::fill(h, h + batch_ * hidden_, 0.0f);
-  if (has_initial_c_)
-    std::memcpy(c, static_cast<const float*>(inputs[kInitialC]) + d * batch_ * hidden_, state_bytes);
+    std::fill(h, h + lstm_.batch * lstm_.hidden, 0.0f);
+  if (lstm_.has_initial_c)
+    std::memcpy(c, static_cast<const float*>(inputs[kInitialC]) + d * lstm_.batch * lstm_.hidden, state_bytes);
   else
-    std::fill(c, c + batch_ * hidden_, 0.0f);
+    std::fill(c, c + lstm_.batch * lstm_.hidden, 0.0f);
 
   float* y = outputs.size() > kY ? static_cast<float*>(outputs[kY]) : nullptr;
-  for (std::int64_t step = 0; step < steps_; ++step) {
+  for (std::int64_t step = 0; step < lstm_.steps; ++step) {
     // Each row runs its own valid prefix; a reverse row starts at its last valid time step.
-    for (std::int64_t b = 0; b < batch_; ++b) {
+    for (std::int64_t b = 0; b < lstm_.batch; ++b) {
       float* row = step_gates + b * gates;
       if (step >= lengths[b]) {
         std::fill(row, row + gates, 0.0f);
         continue;
       }
       const std::int64_t t = reverse ? lengths[b] - 1 - step : step;
-      std::memcpy(row, projected + (t * batch_ + b) * gates, static_cast<std::size_t>(gates) * sizeof(float));
+      std::memcpy(row, projected + (t * lstm_.batch + b) * gates, static_cast<std::size_t>(gates) * sizeof(float));
     }
-    gemm(batch_, gates, hidden_, 1.0f, row_major(h, hidden_), transposed(r, hidden_), 1.0f, step_gates, gates,
+    gemm(lstm_.batch, gates, lstm_.hidden, 1.0f, row_major(h, lstm_.hidden), transposed(r, lstm_.hidden), 1.0f, step_gates, gates,
          gemm_workspace);
-    for (std::int64_t b = 0; b < batch_; ++b) {
+    for (std::int64_t b = 0; b < lstm_.batch; ++b) {
       if (step >= lengths[b]) continue;  // finished rows keep their last state
       const float* g = step_gates + b * gates;
-      float* h_row = h + b * hidden_;
-      float* c_row = c + b * hidden_;
-      for (std::int64_t j = 0; j < hidden_; ++j) {
+      float* h_row = h + b * lstm_.hidden;
+      float* c_row = c + b * lstm_.hidden;
+      for (std::int64_t j = 0; j < lstm_.hidden; ++j) {
         const float input_gate = sigmoid(g[j]);
-        const float output_gate = sigmoid(g[hidden_ + j]);
-        const float forget_gate = sigmoid(g[2 * hidden_ + j]);
-        const float candidate = std::tanh(g[3 * hidden_ + j]);
+        const float output_gate = sigmoid(g[lstm_.hidden + j]);
+        const float forget_gate = sigmoid(g[2 * lstm_.hidden + j]);
+        const float candidate = std::tanh(g[3 * lstm_.hidden + j]);
         c_row[j] = forget_gate * c_row[j] + input_gate * candidate;
         h_row[j] = output_gate * std::tanh(c_row[j]);
       }
       if (y) {
         const std::int64_t t = reverse ? lengths[b] - 1 - step : step;
-        std::memcpy(y + ((t * directions_ + d) * batch_ + b) * hidden_, h_row,
-                    static_cast<std::size_t>(hidden_) * sizeof(float));
+        std::memcpy(y + ((t * lstm_.directions + d) * lstm_.batch + b) * lstm_.hidden, h_row,
+                    static_cast<std::size_t>(lstm_.hidden) * sizeof(float));
       }
     }
   }
   if (outputs.size() > kYh && outputs[kYh])
-    std::memcpy(static_cast<float*>(outputs[kYh]) + d * batch_ * hidden_, h, state_bytes);
+    std::memcpy(static_cast<float*>(outputs[kYh]) + d * lstm_.batch * lstm_.hidden, h, state_bytes);
   if (outputs.size() > kYc && outputs[kYc])
-    std::memcpy(static_cast<float*>(outputs[kYc]) + d * batch_ * hidden_, c, state_bytes);
+    std::memcpy(static_cast<float*>(outputs[kYc]) + d * lstm_.batch * lstm_.hidden, c, state_bytes);
 }
 
 }  // namespace

@@ -17,26 +17,18 @@ enum LstmOutput { kY, kYH, kYC };
 
 class LstmKernel final : public CudaOpKernel {
  public:
-  explicit LstmKernel(const KernelSpec& spec) : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})) {
-    const LstmSpec lstm = parse_lstm_spec(spec);
-    directions_ = lstm.directions;
-    reverse_only_ = lstm.reverse_only;
-    seq_len_ = lstm.steps;
-    batch_ = lstm.batch;
-    input_size_ = lstm.input_size;
-    hidden_ = lstm.hidden;
-    has_sequence_lens_ = lstm.has_sequence_lens;
-    sequence_lens_i64_ = lstm.sequence_lens_dtype == DType::i64;
+  explicit LstmKernel(const KernelSpec& spec)
+      : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})), lstm_(parse_lstm_spec(spec)) {
     for (int i : {kInitialH, kInitialC})
       if (has_input(spec, i) && spec.inputs[i].dtype != dtype_) throw_unsupported(spec, "initial states must have X's dtype");
     for (std::size_t o = 0; o < spec.outputs.size(); ++o)
       if (spec.outputs[o].present && spec.outputs[o].dtype != dtype_) throw_unsupported(spec, "outputs must have X's dtype");
 
     // Workspace pieces, in order.
-    x_gates_bytes_ = align_bytes(static_cast<std::size_t>(seq_len_ * batch_ * 4 * hidden_) * sizeof(float));
-    h_gates_bytes_ = align_bytes(static_cast<std::size_t>(batch_ * 4 * hidden_) * sizeof(float));
-    h_bytes_ = align_bytes(static_cast<std::size_t>(batch_ * hidden_) * dtype_size(dtype_));
-    c_bytes_ = align_bytes(static_cast<std::size_t>(batch_ * hidden_) * sizeof(float));
+    x_gates_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.steps * lstm_.batch * 4 * lstm_.hidden) * sizeof(float));
+    h_gates_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * 4 * lstm_.hidden) * sizeof(float));
+    h_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * dtype_size(dtype_));
+    c_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * sizeof(float));
   }
 
   std::size_t workspace_bytes() const override { return x_gates_bytes_ + h_gates_bytes_ + h_bytes_ + c_bytes_; }
@@ -55,10 +47,10 @@ class LstmKernel final : public CudaOpKernel {
     void* y_c = output(kYC);
 
     const std::size_t element = dtype_size(dtype_);
-    const std::size_t state_elements = static_cast<std::size_t>(batch_ * hidden_);
+    const std::size_t state_elements = static_cast<std::size_t>(lstm_.batch * lstm_.hidden);
     // Rows shorter than the sequence never write their tail steps; ONNX wants zeros there.
-    if (y && has_sequence_lens_)
-      LOOM_CUDA_CHECK(cudaMemsetAsync(y, 0, static_cast<std::size_t>(seq_len_ * directions_) * state_elements * element,
+    if (y && lstm_.has_sequence_lens)
+      LOOM_CUDA_CHECK(cudaMemsetAsync(y, 0, static_cast<std::size_t>(lstm_.steps * lstm_.directions) * state_elements * element,
                                       stream.get()));
 
     cublasHandle_t handle = stream.cublas();
@@ -69,13 +61,13 @@ class LstmKernel final : public CudaOpKernel {
     const auto* initial_h = static_cast<const std::byte*>(inputs.size() > kInitialH ? inputs[kInitialH] : nullptr);
     const auto* initial_c = static_cast<const std::byte*>(inputs.size() > kInitialC ? inputs[kInitialC] : nullptr);
 
-    for (std::int64_t d = 0; d < directions_; ++d) {
+    for (std::int64_t d = 0; d < lstm_.directions; ++d) {
       const std::size_t state_offset = static_cast<std::size_t>(d) * state_elements;
       // X·W_dᵀ for all steps: [T*B, I] x [4H, I]ᵀ -> [T*B, 4H] in f32.
-      const GemmOperand x_op{inputs[kX], false, input_size_, 0};
-      const GemmOperand w_op{w + d * 4 * hidden_ * input_size_ * static_cast<std::int64_t>(element), true, input_size_, 0};
-      gemm_row_major(handle, seq_len_ * batch_, 4 * hidden_, input_size_, 1.0f, x_op, w_op, 0.0f,
-                     {x_gates, 4 * hidden_, 0}, 1, dtype_, DType::f32);
+      const GemmOperand x_op{inputs[kX], false, lstm_.input_size, 0};
+      const GemmOperand w_op{w + d * 4 * lstm_.hidden * lstm_.input_size * static_cast<std::int64_t>(element), true, lstm_.input_size, 0};
+      gemm_row_major(handle, lstm_.steps * lstm_.batch, 4 * lstm_.hidden, lstm_.input_size, 1.0f, x_op, w_op, 0.0f,
+                     {x_gates, 4 * lstm_.hidden, 0}, 1, dtype_, DType::f32);
 
       if (initial_h)
         stream.copy_on_device(h, initial_h + state_offset * element, state_elements * element);
@@ -89,23 +81,23 @@ class LstmKernel final : public CudaOpKernel {
       kernels::LstmStepParams step;
       step.x_gates = x_gates;
       step.h_gates = h_gates;
-      step.bias = b ? b + d * 8 * hidden_ * static_cast<std::int64_t>(element) : nullptr;
+      step.bias = b ? b + d * 8 * lstm_.hidden * static_cast<std::int64_t>(element) : nullptr;
       step.seq_lens = seq_lens;
-      step.seq_lens_i64 = sequence_lens_i64_;
+      step.seq_lens_i64 = (lstm_.sequence_lens_dtype == DType::i64);
       step.h = h;
       step.c = c;
       step.y = y;
-      step.seq_len = seq_len_;
-      step.batch = batch_;
-      step.hidden = hidden_;
-      step.directions = directions_;
+      step.seq_len = lstm_.steps;
+      step.batch = lstm_.batch;
+      step.hidden = lstm_.hidden;
+      step.directions = lstm_.directions;
       step.direction = d;
-      step.reverse = reverse_only_ || d == 1;
-      const GemmOperand h_op{h, false, hidden_, 0};
-      const GemmOperand r_op{r + d * 4 * hidden_ * hidden_ * static_cast<std::int64_t>(element), true, hidden_, 0};
-      for (std::int64_t t = 0; t < seq_len_; ++t) {
+      step.reverse = lstm_.reverse_only || d == 1;
+      const GemmOperand h_op{h, false, lstm_.hidden, 0};
+      const GemmOperand r_op{r + d * 4 * lstm_.hidden * lstm_.hidden * static_cast<std::int64_t>(element), true, lstm_.hidden, 0};
+      for (std::int64_t t = 0; t < lstm_.steps; ++t) {
         // h·R_dᵀ: [B, H] x [4H, H]ᵀ -> [B, 4H] in f32.
-        gemm_row_major(handle, batch_, 4 * hidden_, hidden_, 1.0f, h_op, r_op, 0.0f, {h_gates, 4 * hidden_, 0}, 1,
+        gemm_row_major(handle, lstm_.batch, 4 * lstm_.hidden, lstm_.hidden, 1.0f, h_op, r_op, 0.0f, {h_gates, 4 * lstm_.hidden, 0}, 1,
                        dtype_, DType::f32);
         step.step = t;
         kernels::launch_lstm_step(step, dtype_, stream.get());
@@ -120,11 +112,7 @@ class LstmKernel final : public CudaOpKernel {
 
  private:
   DType dtype_;
-  std::int64_t directions_ = 1;
-  bool reverse_only_ = false;
-  bool has_sequence_lens_ = false;
-  bool sequence_lens_i64_ = false;
-  std::int64_t seq_len_ = 0, batch_ = 0, input_size_ = 0, hidden_ = 0;
+  LstmSpec lstm_;  // attributes and shapes, checked once
   std::size_t x_gates_bytes_ = 0, h_gates_bytes_ = 0, h_bytes_ = 0, c_bytes_ = 0;
 };
 

@@ -35,6 +35,13 @@ struct ExecutorOptions {
   bool record_timeline = false;
 };
 
+// How Executor::load() prepares a model: its name and the optimize() options (shapes for
+// symbolic dimensions, inputs fixed at load, which passes run).
+struct LoadOptions {
+  std::string name;  // default: model.name
+  OptimizeOptions optimize;
+};
+
 struct RequestOptions {
   int priority = 0;  // recorded on the request; the FIFO policy ignores it
 };
@@ -94,6 +101,9 @@ class Executor {
   // known by `name` (default: model.name). Throws Error(invalid_argument) for a duplicate name and
   // the compile errors of infer_shapes() and of the backend (unsupported ops).
   void load(const Model& model, std::string name = "");
+  // As above, with options. Every model goes through optimize() first; a model with symbolic
+  // input dimensions needs them bound here (or takes OptimizeOptions::default_dim_value).
+  void load(const Model& model, const LoadOptions& options);
   std::vector<std::string> models() const;
   ModelInfo model_info(const std::string& name) const;
 

@@ -4,6 +4,7 @@
 #include "loom/error.hpp"
 #include "loom/executor.hpp"
 #include "loom/model.hpp"
+#include "loom/onnx.hpp"
 #include "loom/policy.hpp"
 #include "loom/profile.hpp"
 #include "loom/sim.hpp"

@@ -47,10 +47,14 @@ struct Node {
   Attributes attrs;
 };
 
+// A value's type and shape. Graph inputs of imported models may have symbolic dimensions
+// ("batch", "sequence_length"): shape holds -1 there and dim_params the name (empty for a fixed
+// dimension). Everything after optimize() is static: dim_params is empty and no dim is negative.
 struct ValueInfo {
   std::string name;
   DType dtype = DType::f32;
   Shape shape;
+  std::vector<std::string> dim_params;
 };
 
 // A model: its graph inputs (fed per request), initializers (weights, uploaded once), nodes in
@@ -69,6 +73,41 @@ struct Model {
 // node as it goes. Throws Error(invalid_model|unsupported|shape_mismatch|dtype_mismatch) naming
 // the node and op.
 std::map<std::string, ValueInfo> infer_shapes(const Model& model);
+
+// True when some graph input has a symbolic or unknown dimension.
+bool has_symbolic_dims(const Model& model) noexcept;
+
+// How optimize() turns a model into the static graph the planner compiles.
+struct OptimizeOptions {
+  // Concrete shapes for graph inputs, by input name; they must agree with the fixed dimensions.
+  std::map<std::string, Shape> input_shapes;
+  // Sizes of symbolic dimensions by name ("batch" = 8), for inputs not in input_shapes.
+  std::map<std::string, std::int64_t> dim_values;
+  // Size given to a symbolic dimension named nowhere above; <= 0 makes such a dimension an error.
+  std::int64_t default_dim_value = 1;
+  // Graph inputs whose values are fixed at load (shape tensors fed as inputs): they become
+  // initializers and stop being request inputs.
+  std::map<std::string, Tensor> constant_inputs;
+  bool fold_constants = true;   // nodes whose inputs are all known run once, on the host
+  bool fuse_batch_norm = true;  // BatchNormalization after a Conv folds into its weights
+  bool remove_dead_code = true; // nodes no output depends on, unused initializers, Identity/Dropout
+};
+
+// What optimize() did, for logs and tests.
+struct OptimizeReport {
+  std::size_t nodes_before = 0;
+  std::size_t nodes_after = 0;
+  std::size_t folded_nodes = 0;      // evaluated on the host into initializers
+  std::size_t fused_batch_norms = 0;
+  std::size_t removed_nodes = 0;     // dead or no-op nodes dropped
+  std::map<std::string, Shape> bound_inputs;  // the input shapes used
+};
+
+// Binds symbolic input dimensions, then folds shape-only and constant computations on the host,
+// fuses BatchNorm into a preceding Conv and drops dead code. The result has static shapes and
+// passes infer_shapes(). Throws Error(invalid_argument) for a binding that contradicts the model
+// and the errors of infer_shapes() naming node and op.
+Model optimize(const Model& model, const OptimizeOptions& options = {}, OptimizeReport* report = nullptr);
 
 // Random request inputs for `model`, seeded: floats uniform in [-1, 1), integer inputs uniform in
 // the "input_range:<name>" metadata range (default [0, 2)).

@@ -16,7 +16,7 @@ std::string ModelBuilder::unique(const std::string& base) {
 }
 
 std::string ModelBuilder::input(const std::string& name, DType dtype, Shape shape) {
-  model_.inputs.push_back(ValueInfo{name, dtype, std::move(shape)});
+  model_.inputs.push_back(ValueInfo{name, dtype, std::move(shape), {}});
   return name;
 }
 

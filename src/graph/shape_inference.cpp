@@ -21,7 +21,7 @@ std::map<std::string, ValueInfo> infer_shapes(const Model& model) {
       throw Error(ErrorCode::invalid_model, where + ": input '" + input.name + "' is declared twice");
   }
   for (const auto& [name, tensor] : model.initializers)
-    if (!values.emplace(name, ValueInfo{name, tensor.dtype(), tensor.shape()}).second)
+    if (!values.emplace(name, ValueInfo{name, tensor.dtype(), tensor.shape(), {}}).second)
       throw Error(ErrorCode::invalid_model, where + ": '" + name + "' is both an input and an initializer");
 
   for (std::size_t n = 0; n < model.nodes.size(); ++n) {

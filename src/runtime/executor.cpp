@@ -323,7 +323,13 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>(std::
 Executor::~Executor() = default;
 
 void Executor::load(const Model& model, std::string name) {
-  if (name.empty()) name = model.name;
+  LoadOptions options;
+  options.name = std::move(name);
+  load(model, options);
+}
+
+void Executor::load(const Model& original, const LoadOptions& options) {
+  std::string name = options.name.empty() ? original.name : options.name;
   if (name.empty()) throw Error(ErrorCode::invalid_argument, "load: the model has no name; pass one");
   if (!impl_->accepting) throw Error(ErrorCode::shutdown, "the executor is shut down; cannot load '" + name + "'");
   {
@@ -331,6 +337,7 @@ void Executor::load(const Model& model, std::string name) {
     if (impl_->models.count(name)) throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
   }
   trace::ScopedRange range("load " + name);
+  const Model model = optimize(original, options.optimize);
   std::unique_lock lock(impl_->models_mutex);
   auto loaded = std::make_unique<runtime::LoadedModel>(model, name, impl_->models.size(), impl_->options.compute_dtype,
                                                        *impl_->device, *impl_->pool,

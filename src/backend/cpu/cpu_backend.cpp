@@ -11,6 +11,7 @@
 
 #include "backend/cpu/conv.hpp"
 #include "backend/cpu/elementwise.hpp"
+#include "backend/cpu/kernel_registry.hpp"
 #include "backend/cpu/layout.hpp"
 #include "backend/cpu/lstm.hpp"
 #include "backend/cpu/matmul.hpp"
@@ -109,10 +110,9 @@ void store_from_float(void* dst, DType dtype, std::size_t i, float value) {
   }
 }
 
-using KernelFactory = std::unique_ptr<OpKernel> (*)(const KernelSpec&);
-
-const std::map<std::string, KernelFactory>& kernel_factories() {
-  static const std::map<std::string, KernelFactory> factories = {
+const KernelTable& kernel_factories() {
+  static const KernelTable factories = [] {
+    KernelTable table = {
       {"MatMul", make_matmul_kernel},
       {"Gemm", make_gemm_kernel},
       {"Conv", make_conv_kernel},
@@ -134,7 +134,14 @@ const std::map<std::string, KernelFactory>& kernel_factories() {
       {"Concat", make_concat_kernel},
       {"Gather", make_gather_kernel},
       {"LSTM", make_lstm_kernel},
-  };
+    };
+    register_elementwise_kernels(table);
+    register_conv_kernels(table);
+    register_reduce_kernels(table);
+    register_shape_kernels(table);
+    register_recurrent_kernels(table);
+    return table;
+  }();
   return factories;
 }
 

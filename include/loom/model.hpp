@@ -13,8 +13,9 @@
 
 namespace loom {
 
-using AttributeValue =
-    std::variant<std::int64_t, float, std::string, std::vector<std::int64_t>, std::vector<float>>;
+// ONNX attribute kinds Loom uses: INT, FLOAT, STRING, INTS, FLOATS, STRINGS and TENSOR.
+using AttributeValue = std::variant<std::int64_t, float, std::string, std::vector<std::int64_t>, std::vector<float>,
+                                    std::vector<std::string>, Tensor>;
 
 // An op's attributes by name. Getters throw Error(invalid_model) on a value of the wrong kind.
 class Attributes {
@@ -31,6 +32,9 @@ class Attributes {
   std::vector<std::int64_t> get_ints(const std::string& name,
                                      const std::vector<std::int64_t>& fallback = {}) const;
   std::vector<float> get_floats(const std::string& name, const std::vector<float>& fallback = {}) const;
+  std::vector<std::string> get_strings(const std::string& name, const std::vector<std::string>& fallback = {}) const;
+  // nullptr when absent.
+  const Tensor* get_tensor(const std::string& name) const;
   const std::map<std::string, AttributeValue>& all() const noexcept { return values_; }
 
  private:

@@ -43,4 +43,14 @@ std::vector<float> Attributes::get_floats(const std::string& name, const std::ve
   return v ? *v : fallback;
 }
 
+std::vector<std::string> Attributes::get_strings(const std::string& name,
+                                                 const std::vector<std::string>& fallback) const {
+  const auto* v = get_as<std::vector<std::string>>(values_, name, "a list of strings");
+  return v ? *v : fallback;
+}
+
+const Tensor* Attributes::get_tensor(const std::string& name) const {
+  return get_as<Tensor>(values_, name, "a tensor");
+}
+
 }  // namespace loom

@@ -35,6 +35,21 @@ std::string attribute_text(const AttributeValue& value) {
       for (std::size_t i = 0; i < v.size(); ++i) text += (i ? "," : "") + hex_bits(v[i]);
       return text + "]";
     }
+    std::string operator()(const std::vector<std::string>& v) const {
+      std::string text = "ss:[";
+      for (std::size_t i = 0; i < v.size(); ++i) text += (i ? "," : "") + std::to_string(v[i].size()) + ":" + v[i];
+      return text + "]";
+    }
+    std::string operator()(const Tensor& v) const {
+      // dtype, shape and a hash of the bytes: enough to tell two constant tensors apart.
+      const auto* bytes = static_cast<const unsigned char*>(v.data());
+      std::uint64_t hash = 0xcbf29ce484222325ull;
+      for (std::size_t i = 0; i < v.bytes(); ++i) {
+        hash ^= bytes[i];
+        hash *= 0x100000001b3ull;
+      }
+      return "t:" + std::string(dtype_name(v.dtype())) + ":" + v.shape().to_string() + ":" + std::to_string(hash);
+    }
   };
   return std::visit(Visitor{}, value);
 }

@@ -9,7 +9,10 @@
 namespace loom {
 
 std::map<std::string, ValueInfo> infer_shapes(const Model& model) {
-  const std::string where = "model '" + model.name + "'";
+  // Imported models carry their file ("source" metadata), so errors point at it.
+  const auto source = model.metadata.find("source");
+  const std::string where =
+      "model '" + model.name + "'" + (source != model.metadata.end() ? " (" + source->second + ")" : std::string());
   std::map<std::string, ValueInfo> values;
   for (const auto& input : model.inputs) {
     if (input.name.empty()) throw Error(ErrorCode::invalid_model, where + ": a graph input has no name");

@@ -1,0 +1,140 @@
+// Constant folding: shape-only computations (Shape → Gather → Concat → Reshape chains, Range over
+// sizes, ConstantOfShape...) and anything else computable from initializers run once on the host,
+// with the CPU backend's kernels, so the device never computes a shape and never waits for one.
+#include <algorithm>
+#include <set>
+
+#include "backend/backend.hpp"
+#include "graph/ops.hpp"
+#include "graph/passes/passes.hpp"
+
+namespace loom::graph::passes {
+namespace {
+
+std::string node_label(const Model& model, const Node& node, std::size_t index) {
+  const auto source = model.metadata.find("source");
+  return "model '" + model.name + "'" + (source != model.metadata.end() ? " (" + source->second + ")" : "") +
+         ", node '" + (node.name.empty() ? "#" + std::to_string(index) : node.name) + "' (" + node.op_type + ")";
+}
+
+// Shape needs only its input's static shape (opset 15 start/end attributes, clamped).
+Tensor shape_value(const Node& node, const Shape& shape) {
+  const auto rank = static_cast<std::int64_t>(shape.rank());
+  auto clamp = [&](std::int64_t v) { return std::clamp(v < 0 ? v + rank : v, std::int64_t{0}, rank); };
+  const std::int64_t start = clamp(node.attrs.get_int("start", 0));
+  const std::int64_t end = clamp(node.attrs.get_int("end", rank));
+  std::vector<std::int64_t> dims;
+  for (std::int64_t i = start; i < end; ++i) dims.push_back(shape[static_cast<std::size_t>(i)]);
+  const auto count = static_cast<std::int64_t>(dims.size());
+  return Tensor::from<std::int64_t>(Shape{count}, dims);
+}
+
+// Runs `node` once on the CPU backend; every present input is in `values`.
+std::vector<Tensor> run_on_host(const Node& node, const std::vector<const ValueInfo*>& inputs,
+                                const std::vector<const Tensor*>& values, const std::vector<ValueInfo>& outputs,
+                                backend::Backend& cpu, backend::Stream& stream) {
+  backend::KernelSpec spec;
+  spec.node = &node;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    spec.inputs.push_back(inputs[i] ? backend::TensorDesc{inputs[i]->dtype, inputs[i]->shape, true}
+                                    : backend::TensorDesc{DType::f32, Shape{}, false});
+    spec.constants.push_back(values[i]);
+  }
+  std::vector<Tensor> results;
+  for (std::size_t i = 0; i < node.outputs.size(); ++i) {
+    const bool present = !node.outputs[i].empty() && i < outputs.size();
+    spec.outputs.push_back(present ? backend::TensorDesc{outputs[i].dtype, outputs[i].shape, true}
+                                   : backend::TensorDesc{DType::f32, Shape{}, false});
+    results.push_back(present ? Tensor(outputs[i].dtype, outputs[i].shape) : Tensor());
+  }
+  auto kernel = cpu.create_kernel(spec);
+  std::vector<const void*> in_ptrs;
+  for (const Tensor* v : values) in_ptrs.push_back(v ? v->data() : nullptr);
+  std::vector<void*> out_ptrs;
+  for (std::size_t i = 0; i < results.size(); ++i) out_ptrs.push_back(spec.outputs[i].present ? results[i].data() : nullptr);
+  std::vector<std::byte> workspace(kernel->workspace_bytes());
+  kernel->run(in_ptrs, out_ptrs, workspace.data(), stream);
+  return results;
+}
+
+}  // namespace
+
+std::size_t fold_constants(Model& model) {
+  std::map<std::string, ValueInfo> infos;
+  for (const auto& input : model.inputs) infos[input.name] = input;
+  for (const auto& [name, tensor] : model.initializers) infos[name] = ValueInfo{name, tensor.dtype(), tensor.shape(), {}};
+  const std::set<std::string> graph_outputs(model.outputs.begin(), model.outputs.end());
+
+  std::unique_ptr<backend::Backend> cpu;
+  std::unique_ptr<backend::Stream> stream;
+  std::vector<Node> kept;
+  std::size_t folded = 0;
+  for (std::size_t n = 0; n < model.nodes.size(); ++n) {
+    Node& node = model.nodes[n];
+    std::vector<const ValueInfo*> inputs;
+    std::vector<const Tensor*> constants;
+    bool all_constant = true;
+    for (const auto& name : node.inputs) {
+      if (name.empty()) {
+        inputs.push_back(nullptr);
+        constants.push_back(nullptr);
+        continue;
+      }
+      const auto info = infos.find(name);
+      if (info == infos.end())
+        throw Error(ErrorCode::invalid_model, node_label(model, node, n) + ": input '" + name +
+                                                  "' is not a graph input, an initializer or an earlier node's output");
+      inputs.push_back(&info->second);
+      const auto value = model.initializers.find(name);
+      constants.push_back(value == model.initializers.end() ? nullptr : &value->second);
+      all_constant = all_constant && value != model.initializers.end();
+    }
+    std::vector<ValueInfo> outputs;
+    try {
+      outputs = infer_node(node, inputs, constants);
+    } catch (const Error& e) {
+      throw Error(e.code(), node_label(model, node, n) + ": " + e.what());
+    }
+    for (std::size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
+      if (node.outputs[i].empty()) continue;
+      outputs[i].name = node.outputs[i];
+      infos[node.outputs[i]] = outputs[i];
+    }
+
+    // A graph output stays a node: request outputs live in the request's memory, not the weights.
+    const bool feeds_output = std::any_of(node.outputs.begin(), node.outputs.end(),
+                                          [&](const std::string& o) { return graph_outputs.count(o) != 0; });
+    const bool shape_only = node.op_type == "Shape" && inputs.size() == 1 && inputs[0];
+    if (feeds_output || !(all_constant || shape_only)) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    if (shape_only) {
+      model.initializers[node.outputs[0]] = shape_value(node, inputs[0]->shape);
+      ++folded;
+      continue;
+    }
+    if (!cpu) {
+      cpu = backend::make_cpu_backend();
+      stream = cpu->create_stream();
+    }
+    std::vector<Tensor> results;
+    try {
+      results = run_on_host(node, inputs, constants, outputs, *cpu, *stream);
+    } catch (const Error& e) {
+      // The CPU backend lacks this case (a dtype, say): leave the node for the device.
+      if (e.code() == ErrorCode::unsupported) {
+        kept.push_back(std::move(node));
+        continue;
+      }
+      throw Error(e.code(), node_label(model, node, n) + ": while folding constants: " + e.what());
+    }
+    for (std::size_t i = 0; i < node.outputs.size(); ++i)
+      if (!node.outputs[i].empty()) model.initializers[node.outputs[i]] = std::move(results[i]);
+    ++folded;
+  }
+  model.nodes = std::move(kept);
+  return folded;
+}
+
+}  // namespace loom::graph::passes

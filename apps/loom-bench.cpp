@@ -1,6 +1,6 @@
-// loom-bench: runs the built-in default workload (or the models named) closed-loop on one device,
-// every model at the same time, and reports throughput and latency the way trtexec does, or as
-// one JSON document.
+// loom-bench: runs the built-in default workload (or the built-in models named, and/or ONNX files)
+// closed-loop on one device, every model at the same time, and reports throughput and latency the
+// way trtexec does, or as one JSON document.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "bench_stats.hpp"
 #include "cli_support.hpp"
 #include "loom/loom.hpp"
+#include "model_flags.hpp"
 
 namespace cli = loom::cli;
 
@@ -37,7 +40,11 @@ const std::vector<std::string> kDefaultModels = {"resnet", "bert", "lstm"};
 const std::vector<double> kJsonPercentiles = {50, 90, 95, 99};
 
 struct BenchOptions {
-  std::vector<std::string> models;
+  std::vector<std::string> models;      // built-in models
+  std::vector<std::string> onnx_files;  // one model each, after the built-in ones
+  std::vector<std::string> shapes;      // NAME:DIMS, for the ONNX models' inputs
+  std::vector<std::string> dims;        // NAME=N, symbolic dims of the ONNX models' inputs
+  std::vector<std::string> input_ranges;  // NAME:LO,HI, integer inputs of the ONNX models
   std::size_t iterations = 10;
   double warmup_ms = 200;
   double duration_s = 0;
@@ -143,9 +150,11 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   std::printf("Measurement:  at least %zu requests per model and at least %g s\n", options.iterations,
               options.duration_s);
   std::printf("Models:\n");
+  int name_width = 8;
+  for (const auto& report : reports) name_width = std::max(name_width, static_cast<int>(report.name.size()));
   for (const auto& report : reports) {
-    std::printf("  %-8s %4zu Steps, %9.2f MB weights, %8.2f MB activations per request; inputs: %s\n",
-                report.name.c_str(), report.info.steps.size(), report.info.weight_bytes / 1e6,
+    std::printf("  %-*s %4zu Steps, %9.2f MB weights, %8.2f MB activations per request; inputs: %s\n",
+                name_width, report.name.c_str(), report.info.steps.size(), report.info.weight_bytes / 1e6,
                 report.info.activation_bytes / 1e6, describe_values(report.info.inputs).c_str());
   }
   std::fflush(stdout);
@@ -257,11 +266,90 @@ void write_times(std::ofstream& out, const LoadResult& result) {
   out << times.dump(1) << '\n';
 }
 
+// What --shapes, --dims and --input-range say about the ONNX models' inputs.
+struct OnnxBindings {
+  std::map<std::string, loom::Shape> shapes;
+  std::map<std::string, std::int64_t> dims;
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> ranges;
+};
+
+// A concrete shape for every input of an imported model: --shapes for the whole input, else each
+// symbolic dim from --dims, else --batch for a dim named like a batch (batch, batch_size, N) or an
+// unnamed first dim. Any other symbolic dim is a UsageError saying which flag would bind it.
+loom::OptimizeOptions bind_onnx_inputs(const loom::Model& model, const std::string& file,
+                                       const OnnxBindings& bindings, std::int64_t batch) {
+  loom::OptimizeOptions optimize;
+  optimize.dim_values = bindings.dims;
+  optimize.default_dim_value = 0;  // every input dim is bound below; nothing may fall back silently
+  for (const auto& input : model.inputs) {
+    if (auto it = bindings.shapes.find(input.name); it != bindings.shapes.end()) {
+      optimize.input_shapes[input.name] = it->second;
+      continue;
+    }
+    std::vector<std::int64_t> dims = input.shape.dims();
+    for (std::size_t axis = 0; axis < dims.size(); ++axis) {
+      if (dims[axis] >= 0) continue;
+      const std::string dim = axis < input.dim_params.size() ? input.dim_params[axis] : "";
+      if (!dim.empty() && bindings.dims.count(dim))
+        dims[axis] = bindings.dims.at(dim);
+      else if (cli::is_batch_dim_name(dim) || (dim.empty() && axis == 0))
+        dims[axis] = batch;
+      else
+        throw cli::UsageError(file + ": input " + cli::describe_declared_input(input) + ": " +
+                              (dim.empty() ? "dim " + std::to_string(axis) + " is unknown"
+                                           : "symbolic dim '" + dim + "' has no size") +
+                              "; bind it with --shapes=" + input.name + ":DIMS" +
+                              (dim.empty() ? "" : " or --dims=" + dim + "=N"));
+    }
+    optimize.input_shapes[input.name] = loom::Shape(std::move(dims));
+  }
+  return optimize;
+}
+
+// Every name in --shapes, --dims and --input-range must belong to some --onnx model's inputs, so
+// that a misspelt name fails instead of being ignored.
+void check_bindings_used(const OnnxBindings& bindings, const std::vector<loom::Model>& models) {
+  auto has_input = [&](const std::string& name) {
+    for (const auto& model : models)
+      for (const auto& input : model.inputs)
+        if (input.name == name) return true;
+    return false;
+  };
+  auto has_dim = [&](const std::string& name) {
+    for (const auto& model : models)
+      for (const auto& input : model.inputs)
+        if (std::find(input.dim_params.begin(), input.dim_params.end(), name) != input.dim_params.end()) return true;
+    return false;
+  };
+  for (const auto& [name, shape] : bindings.shapes)
+    if (!has_input(name)) throw cli::UsageError("--shapes: no --onnx model has an input named '" + name + "'");
+  for (const auto& [name, range] : bindings.ranges)
+    if (!has_input(name)) throw cli::UsageError("--input-range: no --onnx model has an input named '" + name + "'");
+  for (const auto& [name, size] : bindings.dims)
+    if (!has_dim(name)) throw cli::UsageError("--dims: no --onnx model input has a symbolic dim named '" + name + "'");
+}
+
+// A model name for an ONNX file: its stem, made unique among `taken` with -2, -3, ...
+std::string onnx_model_name(const std::string& file, const std::vector<std::string>& taken) {
+  std::string stem = std::filesystem::path(file).stem().string();
+  if (stem.empty()) stem = "onnx";
+  std::string name = stem;
+  for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n) name = stem + "-" + std::to_string(n);
+  return name;
+}
+
 int run_bench(BenchOptions options) {
-  if (options.models.empty()) options.models = kDefaultModels;
+  // No --model and no --onnx: the default workload. --onnx alone: only those files.
+  if (options.models.empty() && options.onnx_files.empty()) options.models = kDefaultModels;
   for (std::size_t i = 0; i < options.models.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (options.models[i] == options.models[j]) throw cli::UsageError("model '" + options.models[i] + "' is named twice");
+  OnnxBindings bindings;
+  bindings.shapes = cli::parse_shape_bindings(options.shapes, "--shapes");
+  bindings.dims = cli::parse_dim_bindings(options.dims, "--dims");
+  bindings.ranges = cli::parse_input_ranges(options.input_ranges, "--input-range");
+  if (options.onnx_files.empty() && (!options.shapes.empty() || !options.dims.empty() || !options.input_ranges.empty()))
+    throw cli::UsageError("--shapes, --dims and --input-range apply to --onnx models, and none is given");
   for (double p : options.percentiles)
     if (!(p > 0 && p <= 100)) throw cli::UsageError("--percentile: " + format("%g", p) + " is not in (0, 100]");
 
@@ -298,11 +386,26 @@ int run_bench(BenchOptions options) {
       options.size == "auto" ? (executor.backend_name() == "cuda" ? "large" : "small") : options.size;
   const auto size = loom::workloads::size_from_name(size_text);
 
+  // Built-in models first, then the ONNX files in the order given; model i draws its random
+  // inputs with seed + i. ONNX models are optimized here (shapes bound) so that random_inputs()
+  // sees their static input shapes.
+  std::vector<std::pair<std::string, loom::Model>> models;
+  for (const auto& name : options.models) models.emplace_back(name, loom::workloads::default_model(name, options.batch, size));
+  std::vector<loom::Model> imported;
+  for (const auto& file : options.onnx_files) imported.push_back(loom::load_onnx(file));
+  check_bindings_used(bindings, imported);
+  for (std::size_t k = 0; k < imported.size(); ++k) {
+    const std::string name = onnx_model_name(options.onnx_files[k], options.models);
+    loom::Model model = loom::optimize(imported[k], bind_onnx_inputs(imported[k], options.onnx_files[k], bindings, options.batch));
+    cli::apply_input_ranges(model, bindings.ranges);
+    options.models.push_back(name);
+    models.emplace_back(name, std::move(model));
+  }
+
   std::vector<LoadTarget> targets;
   std::vector<ModelReport> reports;
-  for (std::size_t i = 0; i < options.models.size(); ++i) {
-    const auto& name = options.models[i];
-    const loom::Model model = loom::workloads::default_model(name, options.batch, size);
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const auto& [name, model] = models[i];
     targets.push_back({name, loom::random_inputs(model, options.seed + i)});
     executor.load(model, name);
     ModelReport report;
@@ -377,7 +480,17 @@ int run_bench(BenchOptions options) {
   return 0;
 }
 
-const char* kFooter = R"(How it measures:
+const char* kFooter = R"(Which models run:
+  No --model and no --onnx: the default workload (resnet, bert, lstm). --model picks built-in models,
+  --onnx adds ONNX files (trtexec style, repeatable); given together, all of them run at once, the
+  built-in ones first. An ONNX model is named after its file (yolov8n.onnx -> yolov8n; -2, -3 ...
+  when a name repeats). Its symbolic input dims are bound by, in order: --shapes for the whole input,
+  --dims for that dim's name, --batch for a dim named batch, batch_size or N (or an unnamed first
+  dim); any other unbound dim is an error naming the flag to add. Random request inputs: floats in
+  [-1, 1), integers in --input-range (default [0, 2)). --batch and --size shape the built-in models;
+  --batch reaches an ONNX model only through its batch dims.
+
+How it measures:
   Every chosen model is loaded into one Executor and driven by its own client thread, all at the
   same time, so the models share the device. Each client keeps --concurrency requests outstanding
   (closed loop): a new request is submitted as soon as one completes. After --warmUp, every model
@@ -397,14 +510,17 @@ Examples:
   loom-bench                                  all three models, device auto
   loom-bench --device=cpu --iterations=3      quick CPU run
   loom-bench --models=resnet,lstm --batch=8 --concurrency=2 --json
-  loom-bench --exportTrace=trace.json         timeline of the measured phase, busy % per stream)";
+  loom-bench --exportTrace=trace.json         timeline of the measured phase, busy % per stream
+  loom-bench --onnx=yolov8n.onnx --shapes=images:1x3x640x640
+  loom-bench --onnx=minilm.onnx --dims=sequence_length=128 --input-range=input_ids:0,30522 --batch=8
+  loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once)";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   BenchOptions options;
-  CLI::App app{"Runs Loom's built-in models (resnet, bert, lstm) at the same time on one device and reports\n"
-               "throughput and latency, like trtexec.",
+  CLI::App app{"Runs Loom's built-in models (resnet, bert, lstm) and/or ONNX files at the same time on one\n"
+               "device and reports throughput and latency, like trtexec.",
                "loom-bench"};
   app.footer(kFooter);
   app.get_formatter()->column_width(36);
@@ -414,10 +530,30 @@ int main(int argc, char** argv) {
   try {
     app.set_version_flag("--version", std::string("loom-bench ") + loom::version(), "Print the version and exit");
     app.add_option("--model,--models", options.models,
-                   "Model to run: resnet, bert or lstm; repeat the flag or give a comma list "
-                   "(default: all three)")
+                   "Built-in model to run: resnet, bert or lstm; repeat the flag or give a comma list "
+                   "(default: all three, unless --onnx is given)")
         ->delimiter(',')
         ->type_name("NAME");
+    app.add_option("--onnx", options.onnx_files,
+                   "ONNX model to run, one model per flag (repeatable); alone it replaces the default "
+                   "workload, with --model both run")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->type_name("FILE");
+    app.add_option("--shapes", options.shapes,
+                   "Input shapes for the --onnx models, e.g. images:1x3x224x224,ids:8x128; applies to every "
+                   "--onnx model with an input of that name")
+        ->delimiter(',')
+        ->type_name("NAME:DIMS[,...]");
+    app.add_option("--dims", options.dims,
+                   "Sizes of symbolic input dims of the --onnx models by dim name, e.g. sequence_length=128 "
+                   "(batch-named dims default to --batch)")
+        ->delimiter(',')
+        ->type_name("NAME=N[,...]");
+    app.add_option("--input-range", options.input_ranges,
+                   "Range [LO, HI) of the random values of an integer input of the --onnx models, e.g. "
+                   "input_ids:0,30522 (default 0,2); repeat the flag for more inputs")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->type_name("NAME:LO,HI");
     app.add_option("--iterations", options.iterations, "Minimum measured requests per model")
         ->check(cli::positive_integer())
         ->type_name("N")
@@ -440,17 +576,10 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
         ->type_name("auto|cpu|cuda|cuda:N")
-        ->check(CLI::Validator(
-            [](std::string& value) -> std::string {
-              if (value == "auto" || value == "cpu" || value == "cuda") return {};
-              if (value.rfind("cuda:", 0) == 0 && value.size() > 5 &&
-                  value.find_first_not_of("0123456789", 5) == std::string::npos)
-                return {};
-              return "expected auto, cpu, cuda or cuda:N, got '" + value + "'";
-            },
-            ""))
+        ->check(cli::device_name())
         ->capture_default_str();
-    app.add_option("--batch", options.batch, "Batch size of every model's input")
+    app.add_option("--batch", options.batch,
+                   "Batch size of the built-in models, and of the --onnx models' batch dims not bound otherwise")
         ->check(cli::positive_integer())
         ->type_name("N")
         ->capture_default_str();

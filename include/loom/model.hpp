@@ -74,8 +74,9 @@ struct Model {
 };
 
 // Type and shape of every value of `model` (inputs, initializers, node outputs), checking each
-// node as it goes. Throws Error(invalid_model|unsupported|shape_mismatch|dtype_mismatch) naming
-// the node and op.
+// node as it goes. Inputs that decide shapes (Reshape's shape...) must be initializers: run
+// optimize() first on a model that computes them (Shape → Gather → Concat chains). Throws
+// Error(invalid_model|unsupported|shape_mismatch|dtype_mismatch) naming the node and op.
 std::map<std::string, ValueInfo> infer_shapes(const Model& model);
 
 // True when some graph input has a symbolic or unknown dimension.

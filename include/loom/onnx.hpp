@@ -11,12 +11,15 @@
 
 namespace loom {
 
-// Reads an ONNX model: default-domain opsets 11 to 17, initializers (raw or typed data, external
-// data files resolved against the model's folder), Constant nodes, symbolic input dimensions
-// (ValueInfo::dim_params). Ops of older opsets are rewritten to their opset-17 form (e.g.
-// Squeeze's axes attribute becomes a constant input). Throws Error(invalid_model) for a
-// malformed, truncated or inconsistent file and Error(unsupported) for an op, dtype or opset
-// Loom does not run, each naming the file and, where there is one, the node and op.
+// Reads an ONNX model: default-domain opsets 1 to 17, initializers (raw or typed data, external
+// data files resolved against the model's folder, never outside it), Constant nodes (they become
+// initializers), symbolic input dimensions (ValueInfo::dim_params). Ops of older opsets are
+// rewritten to their opset-17 form (e.g. Squeeze's axes attribute becomes a constant input).
+// The model's metadata holds "source" (the path, so later shape errors name the file) and
+// "onnx:opset". Throws Error(invalid_argument) for a file that cannot be read,
+// Error(invalid_model) for a malformed, truncated or inconsistent file (a value nothing defines,
+// data that does not fit its dims) and Error(unsupported) for an op, dtype, domain or opset Loom
+// does not run, each naming the file and, where there is one, the node and op or the tensor.
 Model load_onnx(const std::string& path);
 // As load_onnx() on bytes already in memory; `name` stands for the file in messages, `base_dir`
 // is where external data files are looked for ("" refuses external data).
@@ -24,9 +27,13 @@ Model load_onnx_from_memory(const void* data, std::size_t size, const std::strin
                             const std::string& base_dir = "");
 
 // An ONNX TensorProto file (input_0.pb ...). `name` (optional) receives the tensor's name.
+// Throws Error(invalid_argument) for an unreadable or malformed file, Error(unsupported) for a
+// dtype Loom lacks; messages name the file.
 Tensor read_tensor_pb(const std::string& path, std::string* name = nullptr);
+// Writes dims, data type, raw_data and (when not empty) the name. Throws Error(invalid_argument).
 void write_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name = "");
-// A NumPy .npy file (little-endian, C order; f4, f2, i8, i4, b1).
+// A NumPy .npy file (format 1.0 to 3.0, little-endian, C order; <f4, <f2, <i8, <i4, |b1). Throws
+// Error(unsupported) for another dtype or Fortran order, Error(invalid_argument) for a malformed file.
 Tensor read_npy(const std::string& path);
 // .npy by extension, otherwise TensorProto.
 Tensor read_tensor_file(const std::string& path);

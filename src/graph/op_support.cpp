@@ -60,17 +60,4 @@ ValueInfo out(const Node& node, std::size_t i, DType dtype, Shape shape) {
   return ValueInfo{i < node.outputs.size() ? node.outputs[i] : std::string(), dtype, std::move(shape), {}};
 }
 
-std::int64_t window_out(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t pad_begin,
-                        std::int64_t pad_end, std::int64_t dilation, bool ceil_mode) {
-  const std::int64_t span = dilation * (kernel - 1) + 1;
-  const std::int64_t padded = in + pad_begin + pad_end - span;
-  if (padded < 0)
-    fail(ErrorCode::shape_mismatch, "window of " + std::to_string(span) + " is larger than the padded input " +
-                                        std::to_string(in + pad_begin + pad_end));
-  std::int64_t n = (ceil_mode ? (padded + stride - 1) / stride : padded / stride) + 1;
-  // The last window must start inside the input or its leading padding.
-  if (ceil_mode && (n - 1) * stride >= in + pad_begin) --n;
-  return n;
-}
-
 }  // namespace loom::graph

@@ -158,6 +158,25 @@ struct Executor::Impl {
         live.push_back(std::move(*item));
       }
       while (auto item = to_exec.try_pop()) live.push_back(std::move(*item));
+      // A model whose outputs are all constants or inputs compiles to no Steps: its requests only
+      // wait for their inputs to land before the outputs are copied out.
+      for (auto it = live.begin(); it != live.end();) {
+        if (!(*it)->model->plan().steps.empty()) {
+          ++it;
+          continue;
+        }
+        try {
+          auto& stream = (*it)->model->stream();
+          stream.wait(*(*it)->inputs_ready);
+          (*it)->finished = stream.record();
+        } catch (...) {
+          (*it)->error = std::current_exception();
+        }
+        RequestPtr done = std::move(*it);
+        it = live.erase(it);
+        to_post.push(done);
+      }
+      if (live.empty()) continue;
 
       candidates.clear();
       for (const auto& r : live) {

@@ -26,6 +26,16 @@ TEST_F(CudaLinearOps, MatMulBatchedAndBroadcast) {
   expect_agree(matmul({4, 5}, {2, 5, 6}, {2, 4, 6}, 12));            // A shared across B's batch
   expect_agree(matmul({1, 4, 5}, {3, 5, 6}, {3, 4, 6}, 13));         // A's batch dim of 1 broadcast
   expect_agree(matmul({2, 1, 4, 5}, {1, 3, 5, 6}, {2, 3, 4, 6}, 14));  // both broadcast: per-entry GEMMs
+  expect_agree(matmul({2, 1, 4, 5}, {3, 5, 6}, {2, 3, 4, 6}, 15));     // ranks 4 and 3
+}
+
+TEST_F(CudaLinearOps, MatMulVectors) {
+  // numpy: 1-D A is [1, K], 1-D B is [K, 1]; the added dim is dropped.
+  expect_agree(matmul({5}, {5, 7}, {7}, 16));
+  expect_agree(matmul({6, 5}, {5}, {6}, 17));
+  expect_agree(matmul({5}, {2, 3, 5, 4}, {2, 3, 4}, 18));
+  expect_agree(matmul({3, 1, 6, 5}, {5}, {3, 1, 6}, 19));
+  expect_agree(matmul({5}, {5}, {}, 20));
 }
 
 OpCase gemm(Attributes attrs, const Shape& a, const Shape& b, std::optional<Shape> c, const Shape& y,

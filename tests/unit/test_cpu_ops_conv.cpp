@@ -114,18 +114,19 @@ TEST(CpuOps, ConvStridePadDilationGroupBias) {
   }
 }
 
-TEST(CpuOps, ConvRejectsAutoPadAndBadShapes) {
+TEST(CpuOps, ConvRejectsBadAttributesAndShapes) {
   const Tensor x = random_tensor(Shape{1, 3, 8, 8}, 1);
   const Tensor w = random_tensor(Shape{4, 3, 3, 3}, 2);
   EXPECT_EQ(create_error("Conv", {{"auto_pad", std::string("SAME_UPPER")}}, {x, w}, {{DType::f32, Shape{1, 4, 8, 8}}}),
+            std::nullopt);
+  EXPECT_EQ(create_error("Conv", {{"auto_pad", std::string("MIRROR")}}, {x, w}, {{DType::f32, Shape{1, 4, 8, 8}}}),
             ErrorCode::unsupported);
   // Wrong output shape from the planner.
   EXPECT_EQ(create_error("Conv", {}, {x, w}, {{DType::f32, Shape{1, 4, 8, 8}}}), ErrorCode::shape_mismatch);
   // Channels not divisible by group.
   EXPECT_EQ(create_error("Conv", {{"group", std::int64_t{2}}}, {x, w}, {{DType::f32, Shape{1, 4, 6, 6}}}),
             ErrorCode::shape_mismatch);
-  // 1-D and 3-D convolutions are out of scope.
-  const Tensor x1 = random_tensor(Shape{1, 3, 8}, 3);
+  // X and W of different ranks.
   const Tensor w1 = random_tensor(Shape{4, 3, 3}, 4);
-  EXPECT_EQ(create_error("Conv", {}, {x1, w1}, {{DType::f32, Shape{1, 4, 6}}}), ErrorCode::unsupported);
+  EXPECT_EQ(create_error("Conv", {}, {x, w1}, {{DType::f32, Shape{1, 4, 6}}}), ErrorCode::shape_mismatch);
 }

@@ -189,3 +189,60 @@ TEST(CpuOps, GemmRejectsBadShapes) {
   const Tensor c = random_tensor(Shape{2, 3}, 3);  // does not broadcast to [4, 3]
   EXPECT_EQ(create_error("Gemm", {}, {a, b2, c}, {{DType::f32, Shape{4, 3}}}), ErrorCode::shape_mismatch);
 }
+
+namespace {
+
+// The same values under another shape (numpy's 1-D promotion is a reshape).
+Tensor reshaped(const Tensor& t, const Shape& shape) {
+  const auto v = t.values<float>();
+  return Tensor::from<float>(shape, std::vector<float>(v.begin(), v.end()));
+}
+
+}  // namespace
+
+TEST(CpuOps, MatMulVectorsWithBatches) {
+  // 1-D A is [1, K] and 1-D B is [K, 1]; the added dimension is dropped from Y.
+  const Tensor v = random_tensor(Shape{5}, 61);
+  const Tensor batched_b = random_tensor(Shape{2, 3, 5, 4}, 62);
+  EXPECT_TRUE(all_close(run_cpu_op1("MatMul", {}, {v, batched_b}, Shape{2, 3, 4}),
+                        matmul_reference(reshaped(v, Shape{1, 5}), batched_b, Shape{2, 3, 1, 4}), 1e-5, 1e-5));
+  const Tensor batched_a = random_tensor(Shape{3, 1, 6, 5}, 63);
+  EXPECT_TRUE(all_close(run_cpu_op1("MatMul", {}, {batched_a, v}, Shape{3, 1, 6}),
+                        matmul_reference(batched_a, reshaped(v, Shape{5, 1}), Shape{3, 1, 6, 1}), 1e-5, 1e-5));
+  // [5] x [5] is a dot product with shape [].
+  const Tensor u = random_tensor(Shape{5}, 64);
+  double dot = 0;
+  for (std::int64_t i = 0; i < 5; ++i) dot += double(u.values<float>()[i]) * v.values<float>()[i];
+  EXPECT_TRUE(all_close(run_cpu_op1("MatMul", {}, {u, v}, Shape{}), {dot}, 1e-6, 1e-5));
+}
+
+TEST(CpuOps, MatMulBroadcastOfEveryRank) {
+  struct Case { Shape a, b, out; };
+  const std::vector<Case> cases = {
+      {Shape{2, 1, 3, 4, 5}, Shape{3, 1, 5, 2}, Shape{2, 3, 3, 4, 2}},  // rank 5 against rank 4
+      {Shape{1, 4, 5}, Shape{2, 1, 5, 3}, Shape{2, 1, 4, 3}},
+      {Shape{3, 1, 2, 5}, Shape{1, 4, 5, 2}, Shape{3, 4, 2, 2}},
+  };
+  std::uint32_t seed = 70;
+  for (const Case& c : cases) {
+    const Tensor a = random_tensor(c.a, seed++);
+    const Tensor b = random_tensor(c.b, seed++);
+    EXPECT_TRUE(all_close(run_cpu_op1("MatMul", {}, {a, b}, c.out), matmul_reference(a, b, c.out), 1e-5, 1e-5))
+        << c.a.to_string() << " x " << c.b.to_string();
+  }
+}
+
+TEST(CpuOps, MatMulErrorsNameTheOp) {
+  const Tensor a = random_tensor(Shape{2, 3, 4}, 1);
+  const Tensor b = random_tensor(Shape{3, 4, 2}, 2);  // batch 2 vs 3 does not broadcast
+  const std::vector<OpInput> inputs{a, b};
+  const std::vector<OpOutput> outputs{{DType::f32, Shape{3, 3, 2}}};
+  const Node node = make_node("MatMul", {}, inputs.size(), outputs, &inputs);
+  try {
+    (void)backend::make_cpu_backend()->create_kernel(make_spec(node, inputs, outputs));
+    FAIL() << "batch dims 2 and 3 should be rejected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::shape_mismatch);
+    EXPECT_NE(std::string(e.what()).find("MatMul"), std::string::npos) << e.what();
+  }
+}

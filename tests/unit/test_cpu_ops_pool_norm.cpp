@@ -142,11 +142,11 @@ TEST(CpuOps, PoolRandomPadsCeilModeAndCountIncludePad) {
 TEST(CpuOps, PoolRejectsUnsupportedAttributes) {
   const Tensor x = random_tensor(Shape{1, 1, 4, 4}, 1);
   Attributes attrs = pool_attrs({2, 2, 2, 2});
-  attrs.set("auto_pad", std::string("SAME_UPPER"));
+  attrs.set("auto_pad", std::string("MIRROR"));
   EXPECT_EQ(create_error("MaxPool", attrs, {x}, {{DType::f32, Shape{1, 1, 2, 2}}}), ErrorCode::unsupported);
-  Attributes dilated = pool_attrs({2, 2, 1, 1});
-  dilated.set("dilations", std::vector<std::int64_t>{2, 2});
-  EXPECT_EQ(create_error("MaxPool", dilated, {x}, {{DType::f32, Shape{1, 1, 2, 2}}}), ErrorCode::unsupported);
+  // A pad as large as the kernel.
+  EXPECT_EQ(create_error("MaxPool", pool_attrs({2, 2, 1, 1, 2, 0, 0, 0}), {x}, {{DType::f32, Shape{1, 1, 5, 3}}}),
+            ErrorCode::unsupported);
   // The Indices output is not produced.
   EXPECT_EQ(create_error("MaxPool", pool_attrs({2, 2, 2, 2}), {x},
                          {{DType::f32, Shape{1, 1, 2, 2}}, {DType::i64, Shape{1, 1, 2, 2}}}),
@@ -302,12 +302,16 @@ TEST(CpuOps, LayerNormalizationAxesWithAndWithoutBias) {
   }
 }
 
-TEST(CpuOps, LayerNormalizationRejectsExtraOutputsAndBadScale) {
+TEST(CpuOps, LayerNormalizationRejectsBadStatisticsShapeAndBadScale) {
   const Tensor x = random_tensor(Shape{2, 4}, 1);
   const Tensor scale = random_tensor(Shape{4}, 2);
+  // Mean is X's shape with the normalised dims set to 1: [2, 1].
   EXPECT_EQ(create_error("LayerNormalization", {}, {x, scale},
                          {{DType::f32, Shape{2, 4}}, {DType::f32, Shape{2, 1}}}),
-            ErrorCode::unsupported);
+            std::nullopt);
+  EXPECT_EQ(create_error("LayerNormalization", {}, {x, scale},
+                         {{DType::f32, Shape{2, 4}}, {DType::f32, Shape{2, 4}}}),
+            ErrorCode::shape_mismatch);
   // Absent Mean/InvStdDev outputs are fine.
   EXPECT_EQ(create_error("LayerNormalization", {}, {x, scale},
                          {{DType::f32, Shape{2, 4}}, OpOutput::absent(), OpOutput::absent()}),

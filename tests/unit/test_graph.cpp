@@ -95,14 +95,14 @@ TEST(ShapeInference, RejectsBadGraphs) {
               ModelBuilder b("m");
               auto x = b.input("x", DType::f32, Shape{1, 3, 8, 8});
               auto w = b.random_weight("w", Shape{4, 3, 3, 3}, 1.0f);
-              b.output(b.op("Conv", {x, w}, {{"auto_pad", std::string("SAME_UPPER")}}));
+              b.output(b.op("Conv", {x, w}, {{"auto_pad", std::string("MIRROR")}}));
               b.build();
             }),
             ErrorCode::unsupported);
   EXPECT_EQ(code_of([] {
               ModelBuilder b("m");
               auto x = b.input("x", DType::i64, Shape{2});
-              b.output(b.op("Relu", {x}));
+              b.output(b.op("Sigmoid", {x}));  // float only (Relu also takes integers)
               b.build();
             }),
             ErrorCode::dtype_mismatch);

@@ -42,17 +42,24 @@ Outputs run_cpu(const Model& model, std::vector<Tensor> inputs, OptimizeOptions 
   return executor.submit(model.name, std::move(inputs)).get();
 }
 
-// x [B, 6] → Reshape(x, Concat(Gather(Shape(x), [0]), [2, 3])) → [B, 2, 3]: the shape chain
-// exported models compute, which must fold to one constant.
+// x [B, 6] → Reshape(Relu(x), Concat(Gather(Shape(x), [0]), [2, 3])) → [B, 2, 3]: the shape chain
+// exported models compute, which must fold to one constant. Assembled by hand: ModelBuilder::build()
+// checks shapes with infer_shapes(), which needs the folded form.
 Model reshape_by_shape_chain() {
-  ModelBuilder mb("shape_chain");
-  auto x = mb.input("x", DType::f32, Shape{4, 6});
-  auto shape = mb.op("Shape", {x});
-  auto batch = mb.op("Gather", {shape, mb.constant("zero", Tensor::from<std::int64_t>(Shape{1}, {0}))});
-  auto target = mb.node("Concat", {batch, mb.constant("rest", Tensor::from<std::int64_t>(Shape{2}, {2, 3}))},
-                        {{"axis", std::int64_t{0}}})[0];
-  mb.output(mb.op("Reshape", {mb.relu(x), target}));
-  return mb.build();
+  Model model;
+  model.name = "shape_chain";
+  model.inputs = {ValueInfo{"x", DType::f32, Shape{4, 6}, {}}};
+  model.initializers["zero"] = Tensor::from<std::int64_t>(Shape{1}, {0});
+  model.initializers["rest"] = Tensor::from<std::int64_t>(Shape{2}, {2, 3});
+  model.nodes = {
+      Node{"Shape", "shape", {"x"}, {"dims"}, {}},
+      Node{"Gather", "batch", {"dims", "zero"}, {"b"}, {}},
+      Node{"Concat", "target", {"b", "rest"}, {"t"}, {{"axis", std::int64_t{0}}}},
+      Node{"Relu", "relu", {"x"}, {"r"}, {}},
+      Node{"Reshape", "reshape", {"r", "t"}, {"y"}, {}},
+  };
+  model.outputs = {"y"};
+  return model;
 }
 
 }  // namespace

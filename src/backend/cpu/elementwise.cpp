@@ -1,21 +1,63 @@
-// Activations and broadcasting Add/Mul. The binary ops collapse the broadcast into as few
-// dimensions as possible so the inner loop is long and contiguous (e.g. a bias add becomes one
-// loop over the feature dimension per row).
+// Unary math and the broadcasting binary ops (arithmetic, Pow, PRelu, comparison, logic). The
+// constructor turns op type and dtypes into an enum and a broadcast plan; run_impl dispatches
+// once on the dtype and runs a tight loop per op.
 #include "backend/cpu/elementwise.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "backend/cpu/activation_math.hpp"
-#include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/elementwise_support.hpp"
 
 namespace loom::backend::cpu {
+
+void require_broadcast_output(const KernelSpec& spec, const Shape& out, const std::vector<Shape>& inputs) {
+  std::size_t rank = 0;
+  for (const Shape& in : inputs) rank = std::max(rank, in.rank());
+  bool ok = out.rank() == rank;
+  for (std::size_t i = 0; ok && i < rank; ++i) {
+    std::int64_t dim = 1;
+    for (const Shape& in : inputs) {
+      const std::size_t lead = rank - in.rank();
+      if (i < lead) continue;
+      const std::int64_t d = in[i - lead];
+      if (d == 1) continue;
+      ok = ok && (dim == 1 || dim == d);
+      dim = d;
+    }
+    ok = ok && out[i] == dim;
+  }
+  if (ok) return;
+  std::string shapes;
+  for (const Shape& in : inputs) shapes += (shapes.empty() ? "" : ", ") + in.to_string();
+  throw_bad_shape(spec, "output " + out.to_string() + " is not the broadcast of the inputs (" + shapes + ")");
+}
+
+void require_dtype_in(const KernelSpec& spec, DType dtype, std::initializer_list<DType> allowed, const char* role) {
+  for (DType ok : allowed)
+    if (dtype == ok) return;
+  std::string list;
+  for (DType ok : allowed) list += (list.empty() ? "" : ", ") + std::string(dtype_name(ok));
+  std::string text = std::string(role) + ": dtype " + std::string(dtype_name(dtype)) + " is not supported (expects " +
+                     list + ")";
+  if (dtype == DType::f16 || dtype == DType::bf16) text += "; 16-bit float math needs the CUDA backend";
+  throw_unsupported(spec, text);
+}
+
 namespace {
 
-enum class Activation { relu, sigmoid, tanh, gelu_erf, gelu_tanh };
+constexpr std::initializer_list<DType> kNumeric = {DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32};
+constexpr std::initializer_list<DType> kArithmetic = {DType::f32, DType::i64, DType::i32};
+
+// ---------------------------------------------------------------- unary
+
+enum class UnaryFn {
+  relu, leaky_relu, elu, sigmoid, hard_sigmoid, hard_swish, tanh, erf, softplus, gelu_erf, gelu_tanh,
+  sqrt, reciprocal, exp, log, neg, abs, logical_not,
+};
 
 class UnaryKernel final : public OpKernel {
  public:
@@ -23,135 +65,155 @@ class UnaryKernel final : public OpKernel {
     require_input_count(spec, 1, 1);
     require_output_count(spec, 1, 1);
     require_present(spec, 0, "X");
-    require_f32(spec);
-    require_shape(spec, spec.outputs[0].shape, spec.inputs[0].shape, "output Y");
-    count_ = spec.inputs[0].shape.numel();
     const std::string& op = spec.node->op_type;
+    const Attributes& attrs = spec.node->attrs;
+    bool exact = false;  // result exact in every dtype: also integers and 16-bit floats
     if (op == "Relu") {
-      activation_ = Activation::relu;
+      fn_ = UnaryFn::relu, exact = true;
+    } else if (op == "Neg") {
+      fn_ = UnaryFn::neg, exact = true;
+    } else if (op == "Abs") {
+      fn_ = UnaryFn::abs, exact = true;
+    } else if (op == "Not") {
+      fn_ = UnaryFn::logical_not;
+    } else if (op == "LeakyRelu") {
+      fn_ = UnaryFn::leaky_relu, alpha_ = attrs.get_float("alpha", 0.01f);
+    } else if (op == "Elu") {
+      fn_ = UnaryFn::elu, alpha_ = attrs.get_float("alpha", 1.0f);
+    } else if (op == "HardSigmoid") {
+      fn_ = UnaryFn::hard_sigmoid, alpha_ = attrs.get_float("alpha", 0.2f), beta_ = attrs.get_float("beta", 0.5f);
+    } else if (op == "HardSwish") {
+      fn_ = UnaryFn::hard_swish;
     } else if (op == "Sigmoid") {
-      activation_ = Activation::sigmoid;
+      fn_ = UnaryFn::sigmoid;
     } else if (op == "Tanh") {
-      activation_ = Activation::tanh;
+      fn_ = UnaryFn::tanh;
+    } else if (op == "Erf") {
+      fn_ = UnaryFn::erf;
+    } else if (op == "Softplus") {
+      fn_ = UnaryFn::softplus;
+    } else if (op == "Sqrt") {
+      fn_ = UnaryFn::sqrt;
+    } else if (op == "Reciprocal") {
+      fn_ = UnaryFn::reciprocal;
+    } else if (op == "Exp") {
+      fn_ = UnaryFn::exp;
+    } else if (op == "Log") {
+      fn_ = UnaryFn::log;
     } else if (op == "Gelu") {
-      const std::string approximate = spec.node->attrs.get_string("approximate", "none");
+      const std::string approximate = attrs.get_string("approximate", "none");
       if (approximate == "none")
-        activation_ = Activation::gelu_erf;
+        fn_ = UnaryFn::gelu_erf;
       else if (approximate == "tanh")
-        activation_ = Activation::gelu_tanh;
+        fn_ = UnaryFn::gelu_tanh;
       else
         throw_unsupported(spec, "approximate='" + approximate + "' (expects 'none' or 'tanh')");
     } else {
-      throw_unsupported(spec, "not an activation op");
+      throw_unsupported(spec, "not a unary elementwise op");
     }
+    dtype_ = spec.inputs[0].dtype;
+    if (fn_ == UnaryFn::logical_not)
+      require_dtype_in(spec, dtype_, {DType::boolean}, "input X");
+    else if (exact)
+      require_dtype_in(spec, dtype_, kNumeric, "input X");
+    else
+      require_f32(spec);
+    require_dtype(spec, spec.outputs[0], dtype_, "output Y");
+    require_shape(spec, spec.outputs[0].shape, spec.inputs[0].shape, "output Y");
+    count_ = spec.inputs[0].shape.numel();
   }
 
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
-    const float* x = static_cast<const float*>(inputs[0]);
-    float* y = static_cast<float*>(outputs[0]);
-    const std::int64_t n = count_;
-    switch (activation_) {
-      case Activation::relu:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
-        break;
-      case Activation::sigmoid:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = sigmoid(x[i]);
-        break;
-      case Activation::tanh:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
-        break;
-      case Activation::gelu_erf: {
-        constexpr float kInvSqrt2 = 0.70710678118654752f;
-        for (std::int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
-        break;
-      }
-      case Activation::gelu_tanh: {
-        constexpr float kSqrt2OverPi = 0.79788456080286536f;
-        for (std::int64_t i = 0; i < n; ++i) {
-          const float v = x[i];
-          y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
-        }
-        break;
-      }
-    }
+    dispatch<float, f16_t, bf16_t, std::int64_t, std::int32_t, bool_t>(dtype_, [&]<class T>(std::type_identity<T>) {
+      run_typed(static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]));
+    });
   }
 
  private:
-  Activation activation_ = Activation::relu;
+  template <class T, class F>
+  void map(const T* x, T* y, F f) const {
+    for (std::int64_t i = 0; i < count_; ++i) y[i] = store<T>(f(load(x[i])));
+  }
+
+  template <class T>
+  void run_typed(const T* x, T* y) const {
+    if constexpr (std::is_same_v<T, bool_t>) {
+      for (std::int64_t i = 0; i < count_; ++i) y[i] = x[i] ? 0 : 1;
+    } else if constexpr (std::is_integral_v<T>) {
+      switch (fn_) {
+        case UnaryFn::relu: return map(x, y, [](T v) { return v > 0 ? v : T{0}; });
+        case UnaryFn::neg: return map(x, y, [](T v) { return wrap_neg(v); });
+        case UnaryFn::abs: return map(x, y, [](T v) { return v < 0 ? wrap_neg(v) : v; });
+        default: return;  // rejected at creation
+      }
+    } else {
+      const float alpha = alpha_, beta = beta_;
+      switch (fn_) {
+        case UnaryFn::relu: return map(x, y, [](float v) { return v > 0.0f ? v : 0.0f; });
+        case UnaryFn::neg: return map(x, y, [](float v) { return -v; });
+        case UnaryFn::abs: return map(x, y, [](float v) { return std::fabs(v); });
+        case UnaryFn::leaky_relu: return map(x, y, [=](float v) { return v < 0.0f ? alpha * v : v; });
+        case UnaryFn::elu: return map(x, y, [=](float v) { return elu(v, alpha); });
+        case UnaryFn::sigmoid: return map(x, y, [](float v) { return sigmoid(v); });
+        case UnaryFn::hard_sigmoid: return map(x, y, [=](float v) { return hard_sigmoid(v, alpha, beta); });
+        case UnaryFn::hard_swish: return map(x, y, [](float v) { return hard_swish(v); });
+        case UnaryFn::tanh: return map(x, y, [](float v) { return std::tanh(v); });
+        case UnaryFn::erf: return map(x, y, [](float v) { return std::erf(v); });
+        case UnaryFn::softplus: return map(x, y, [](float v) { return softplus(v); });
+        case UnaryFn::gelu_erf: return map(x, y, [](float v) { return gelu_erf(v); });
+        case UnaryFn::gelu_tanh: return map(x, y, [](float v) { return gelu_tanh(v); });
+        case UnaryFn::sqrt: return map(x, y, [](float v) { return std::sqrt(v); });
+        case UnaryFn::reciprocal: return map(x, y, [](float v) { return 1.0f / v; });
+        case UnaryFn::exp: return map(x, y, [](float v) { return std::exp(v); });
+        case UnaryFn::log: return map(x, y, [](float v) { return std::log(v); });
+        case UnaryFn::logical_not: return;  // bool only
+      }
+    }
+  }
+
+  UnaryFn fn_ = UnaryFn::relu;
+  DType dtype_ = DType::f32;
+  float alpha_ = 0.0f;
+  float beta_ = 0.0f;
   std::int64_t count_ = 0;
 };
 
-// The output iterated as dims (row-major), with each input's element stride per dim (0 where
-// broadcast). Adjacent dims are merged wherever both inputs walk them contiguously.
-struct BroadcastLoop {
-  std::vector<std::int64_t> dims;
-  std::vector<std::int64_t> a_strides;
-  std::vector<std::int64_t> b_strides;
+// ---------------------------------------------------------------- binary
+
+enum class BinaryFn {
+  add, sub, mul, div, pow, prelu, equal, less, greater, less_equal, greater_equal, logical_and, logical_or,
+  logical_xor,
 };
 
-BroadcastLoop collapse(const Shape& out, const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
-  BroadcastLoop loop;
-  for (std::size_t i = 0; i < out.rank(); ++i) {
-    if (out[i] == 1) continue;  // contributes nothing to any offset
-    if (!loop.dims.empty()) {
-      const std::int64_t dim = out[i];
-      const bool mergeable = loop.a_strides.back() == a[i] * dim && loop.b_strides.back() == b[i] * dim;
-      if (mergeable) {
-        loop.dims.back() *= dim;
-        loop.a_strides.back() = a[i];
-        loop.b_strides.back() = b[i];
-        continue;
-      }
-    }
-    loop.dims.push_back(out[i]);
-    loop.a_strides.push_back(a[i]);
-    loop.b_strides.push_back(b[i]);
-  }
-  return loop;
-}
+struct BinaryOpInfo {
+  const char* op;
+  BinaryFn fn;
+};
 
-template <class T, class Op>
-void run_broadcast(const BroadcastLoop& loop, const T* a, const T* b, T* out, Op op) {
-  if (loop.dims.empty()) {
-    out[0] = op(a[0], b[0]);
-    return;
-  }
-  const std::size_t rank = loop.dims.size();
-  const std::int64_t n = loop.dims.back();
-  const std::int64_t sa = loop.a_strides.back();
-  const std::int64_t sb = loop.b_strides.back();
-  std::int64_t outer = 1;
-  for (std::size_t d = 0; d + 1 < rank; ++d) outer *= loop.dims[d];
-  std::vector<std::int64_t> index(rank, 0);
-  std::int64_t a_offset = 0;
-  std::int64_t b_offset = 0;
-  for (std::int64_t o = 0; o < outer; ++o) {
-    const T* pa = a + a_offset;
-    const T* pb = b + b_offset;
-    // Specialised inner loops: these are the ones the compiler vectorises.
-    if (sa == 1 && sb == 1) {
-      for (std::int64_t j = 0; j < n; ++j) out[j] = op(pa[j], pb[j]);
-    } else if (sa == 1 && sb == 0) {
-      const T vb = pb[0];
-      for (std::int64_t j = 0; j < n; ++j) out[j] = op(pa[j], vb);
-    } else if (sa == 0 && sb == 1) {
-      const T va = pa[0];
-      for (std::int64_t j = 0; j < n; ++j) out[j] = op(va, pb[j]);
-    } else {
-      for (std::int64_t j = 0; j < n; ++j) out[j] = op(pa[j * sa], pb[j * sb]);
-    }
-    out += n;
-    // Advance the multi-index over the outer dims, odometer style.
-    for (std::size_t d = rank - 1; d-- > 0;) {
-      a_offset += loop.a_strides[d];
-      b_offset += loop.b_strides[d];
-      if (++index[d] < loop.dims[d]) break;
-      a_offset -= loop.a_strides[d] * loop.dims[d];
-      b_offset -= loop.b_strides[d] * loop.dims[d];
-      index[d] = 0;
-    }
-  }
+constexpr BinaryOpInfo kBinaryOps[] = {
+    {"Add", BinaryFn::add},
+    {"Sub", BinaryFn::sub},
+    {"Mul", BinaryFn::mul},
+    {"Div", BinaryFn::div},
+    {"Pow", BinaryFn::pow},
+    {"PRelu", BinaryFn::prelu},
+    {"Equal", BinaryFn::equal},
+    {"Less", BinaryFn::less},
+    {"Greater", BinaryFn::greater},
+    {"LessOrEqual", BinaryFn::less_equal},
+    {"GreaterOrEqual", BinaryFn::greater_equal},
+    {"And", BinaryFn::logical_and},
+    {"Or", BinaryFn::logical_or},
+    {"Xor", BinaryFn::logical_xor},
+};
+
+bool is_comparison(BinaryFn fn) {
+  return fn == BinaryFn::equal || fn == BinaryFn::less || fn == BinaryFn::greater || fn == BinaryFn::less_equal ||
+         fn == BinaryFn::greater_equal;
+}
+bool is_logic(BinaryFn fn) {
+  return fn == BinaryFn::logical_and || fn == BinaryFn::logical_or || fn == BinaryFn::logical_xor;
 }
 
 class BinaryKernel final : public OpKernel {
@@ -161,63 +223,136 @@ class BinaryKernel final : public OpKernel {
     require_output_count(spec, 1, 1);
     require_present(spec, 0, "A");
     require_present(spec, 1, "B");
-    dtype_ = spec.outputs[0].dtype;
-    if (dtype_ != DType::f32 && dtype_ != DType::i64 && dtype_ != DType::i32)
-      require_dtype(spec, spec.outputs[0], DType::f32, "output C");  // throws with the f16 hint
-    require_dtype(spec, spec.inputs[0], dtype_, "input A");
-    require_dtype(spec, spec.inputs[1], dtype_, "input B");
-    is_add_ = spec.node->op_type == "Add";
-    if (!is_add_ && spec.node->op_type != "Mul") throw_unsupported(spec, "not a binary arithmetic op");
-    const Shape& out = spec.outputs[0].shape;
-    const auto a = broadcast_strides(spec.inputs[0].shape, out);
-    const auto b = broadcast_strides(spec.inputs[1].shape, out);
-    if (!a || !b)
-      throw_bad_shape(spec, "inputs " + spec.inputs[0].shape.to_string() + " and " +
-                                spec.inputs[1].shape.to_string() + " do not broadcast to output " +
-                                out.to_string());
-    // Every output dim must come from an input: broadcasting never grows a dim both inputs lack.
-    for (std::size_t i = 0; i < out.rank(); ++i) {
-      const auto from_input = [&](const Shape& in) {
-        const std::size_t offset = out.rank() - in.rank();
-        return i >= offset && in[i - offset] == out[i];
-      };
-      if (out[i] != 1 && !from_input(spec.inputs[0].shape) && !from_input(spec.inputs[1].shape))
-        throw_bad_shape(spec, "output shape " + out.to_string() + " is not the broadcast of the inputs");
+    bool known = false;
+    for (const BinaryOpInfo& info : kBinaryOps)
+      if (spec.node->op_type == info.op) fn_ = info.fn, known = true;
+    if (!known) throw_unsupported(spec, "not a binary elementwise op");
+
+    const TensorDesc& a = spec.inputs[0];
+    const TensorDesc& b = spec.inputs[1];
+    const TensorDesc& out = spec.outputs[0];
+    a_dtype_ = a.dtype;
+    b_dtype_ = b.dtype;
+    if (fn_ == BinaryFn::pow) {
+      require_dtype_in(spec, a.dtype, kArithmetic, "input X (base)");
+      require_dtype_in(spec, b.dtype, kArithmetic, "input Y (exponent)");
+    } else {
+      if (fn_ == BinaryFn::prelu)
+        require_dtype_in(spec, a.dtype, {DType::f32}, "input X");
+      else if (is_logic(fn_))
+        require_dtype_in(spec, a.dtype, {DType::boolean}, "input A");
+      else if (fn_ == BinaryFn::equal)
+        require_dtype_in(spec, a.dtype, {DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32, DType::boolean},
+                         "input A");
+      else if (is_comparison(fn_))
+        require_dtype_in(spec, a.dtype, kNumeric, "input A");
+      else
+        require_dtype_in(spec, a.dtype, kArithmetic, "input A");
+      require_dtype(spec, b, a.dtype, "input B");
     }
-    empty_ = out.numel() == 0;
-    loop_ = collapse(out, *a, *b);
+    const DType out_dtype = is_comparison(fn_) || is_logic(fn_) ? DType::boolean : a.dtype;
+    require_dtype(spec, out, out_dtype, "output");
+    if (fn_ == BinaryFn::prelu)
+      require_shape(spec, out.shape, a.shape, "output Y (PRelu keeps X's shape)");
+    else
+      require_broadcast_output(spec, out.shape, {a.shape, b.shape});
+    plan_ = plan_broadcast<2>(spec, out.shape, {a.shape, b.shape});
   }
 
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
-    if (empty_) return;
-    switch (dtype_) {
-      case DType::f32: run_typed<float>(inputs, outputs); break;
-      case DType::i64: run_typed<std::int64_t>(inputs, outputs); break;
-      case DType::i32: run_typed<std::int32_t>(inputs, outputs); break;
-      default: break;  // rejected at creation
+    const void* a = inputs[0];
+    const void* b = inputs[1];
+    void* c = outputs[0];
+    if (fn_ == BinaryFn::pow) {
+      dispatch<float, std::int64_t, std::int32_t>(a_dtype_, [&]<class B>(std::type_identity<B>) {
+        dispatch<float, std::int64_t, std::int32_t>(b_dtype_, [&]<class E>(std::type_identity<E>) {
+          broadcast_binary(plan_, static_cast<const B*>(a), static_cast<const E*>(b), static_cast<B*>(c),
+                           [](B x, E y) { return pow_of(x, y); });
+        });
+      });
+    } else if (is_comparison(fn_) || is_logic(fn_)) {
+      dispatch<float, f16_t, bf16_t, std::int64_t, std::int32_t, bool_t>(a_dtype_, [&]<class T>(std::type_identity<T>) {
+        run_predicate(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<bool_t*>(c));
+      });
+    } else {
+      dispatch<float, std::int64_t, std::int32_t>(a_dtype_, [&]<class T>(std::type_identity<T>) {
+        run_arithmetic(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c));
+      });
     }
   }
 
  private:
-  template <class T>
-  void run_typed(std::span<const void* const> inputs, std::span<void* const> outputs) const {
-    const T* a = static_cast<const T*>(inputs[0]);
-    const T* b = static_cast<const T*>(inputs[1]);
-    T* out = static_cast<T*>(outputs[0]);
-    // Integer arithmetic wraps (two's complement) instead of overflowing into undefined behaviour.
-    using Arith = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
-                                              std::type_identity<T>>::type;
-    if (is_add_)
-      run_broadcast(loop_, a, b, out, [](T x, T y) { return static_cast<T>(Arith(x) + Arith(y)); });
+  // The output has the base's dtype. Float bases compute in double and round once; integer bases
+  // raise exactly by squaring (integer exponent) or truncate the real power (float exponent).
+  template <class B, class E>
+  static B pow_of(B base, E exponent) {
+    if constexpr (std::is_floating_point_v<B>)
+      return static_cast<B>(std::pow(static_cast<double>(base), static_cast<double>(exponent)));
+    else if constexpr (std::is_integral_v<E>)
+      return int_pow(base, static_cast<std::int64_t>(exponent));
     else
-      run_broadcast(loop_, a, b, out, [](T x, T y) { return static_cast<T>(Arith(x) * Arith(y)); });
+      return saturate_to_int<B>(std::pow(static_cast<double>(base), static_cast<double>(exponent)));
   }
 
-  DType dtype_ = DType::f32;
-  bool is_add_ = true;
-  bool empty_ = false;
-  BroadcastLoop loop_;
+  template <class T>
+  void run_arithmetic(const T* a, const T* b, T* c) const {
+    if constexpr (std::is_integral_v<T>) {
+      switch (fn_) {
+        case BinaryFn::add: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_add(x, y); });
+        case BinaryFn::sub: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_sub(x, y); });
+        case BinaryFn::mul: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_mul(x, y); });
+        case BinaryFn::div: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return int_div(x, y); });
+        default: return;  // floats only (PRelu) or handled elsewhere
+      }
+    } else {
+      switch (fn_) {
+        case BinaryFn::add: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x + y; });
+        case BinaryFn::sub: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x - y; });
+        case BinaryFn::mul: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x * y; });
+        case BinaryFn::div: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x / y; });
+        case BinaryFn::prelu:
+          return broadcast_binary(plan_, a, b, c, [](T x, T slope) { return x < T{0} ? slope * x : x; });
+        default: return;
+      }
+    }
+  }
+
+  template <class T>
+  void run_predicate(const T* a, const T* b, bool_t* c) const {
+    if constexpr (std::is_same_v<T, bool_t>) {
+      // Any nonzero byte is true.
+      switch (fn_) {
+        case BinaryFn::equal: return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return !x == !y; });
+        case BinaryFn::logical_and:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return x && y; });
+        case BinaryFn::logical_or:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return x || y; });
+        case BinaryFn::logical_xor:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return !x != !y; });
+        default: return;  // orderings reject bool at creation
+      }
+    } else {
+      switch (fn_) {
+        case BinaryFn::equal:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return load(x) == load(y); });
+        case BinaryFn::less:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return load(x) < load(y); });
+        case BinaryFn::greater:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return load(x) > load(y); });
+        case BinaryFn::less_equal:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return load(x) <= load(y); });
+        case BinaryFn::greater_equal:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return load(x) >= load(y); });
+        default: return;  // logic ops are bool only
+      }
+    }
+  }
+
+  BinaryFn fn_ = BinaryFn::add;
+  DType a_dtype_ = DType::f32;
+  DType b_dtype_ = DType::f32;
+  BroadcastPlan<2> plan_;
 };
 
 }  // namespace

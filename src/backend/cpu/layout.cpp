@@ -1,6 +1,7 @@
-// Reshape, Flatten, Transpose, Concat and Gather. Reshape and Flatten are a plain copy (the planner
-// may alias them away; a kernel that gets the same buffer in and out does nothing). Transpose merges
-// dims that stay adjacent, so common permutations become row copies.
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout, Transpose, Concat and Gather. The views
+// are a plain copy (the planner may alias them away; a kernel that gets the same buffer in and out
+// does nothing). Transpose is a strided copy, which merges dims that stay adjacent, so common
+// permutations become row copies.
 #include "backend/cpu/layout.hpp"
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/shape_strided_copy.hpp"
+#include "backend/shape_spec.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -96,97 +99,79 @@ std::unique_ptr<OpKernel> make_flatten(const KernelSpec& spec) {
   return std::make_unique<CopyKernel>(spec, static_cast<std::size_t>(in.shape.numel()) * dtype_size(in.dtype));
 }
 
-// Copies `count` elements from a source `stride` elements apart to a contiguous destination.
-template <class Element>
-void gather_elements(std::byte* dst, const std::byte* src, std::int64_t count, std::int64_t stride) {
-  auto* out = reinterpret_cast<Element*>(dst);
-  for (std::int64_t i = 0; i < count; ++i) std::memcpy(out + i, src + i * stride * sizeof(Element), sizeof(Element));
+// Squeeze, Unsqueeze and Identity: the planner fixed the output shape from the axes, so the bytes
+// only need to be the input's.
+std::unique_ptr<OpKernel> make_same_bytes(const KernelSpec& spec, std::size_t max_inputs) {
+  require_input_count(spec, 1, max_inputs);
+  require_output_count(spec, 1, 1);
+  require_present(spec, 0, "data");
+  const TensorDesc& in = spec.inputs[0];
+  require_same_dtype(spec, spec.outputs[0], in.dtype, "output");
+  if (spec.outputs[0].shape.numel() != in.shape.numel())
+    throw_bad_shape(spec, "output " + spec.outputs[0].shape.to_string() + " does not hold the elements of " +
+                              in.shape.to_string());
+  return std::make_unique<CopyKernel>(spec, static_cast<std::size_t>(in.shape.numel()) * dtype_size(in.dtype));
 }
+
+// Dropout at inference: the output is the input and the optional mask is all true.
+class DropoutKernel final : public OpKernel {
+ public:
+  explicit DropoutKernel(const KernelSpec& spec) : OpKernel(spec) {
+    check_dropout(spec);
+    const TensorDesc& in = spec.inputs[0];
+    count_ = static_cast<std::size_t>(in.shape.numel());
+    bytes_ = count_ * dtype_size(in.dtype);
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    copy_bytes(outputs[0], inputs[0], bytes_);
+    if (outputs.size() > 1 && outputs[1] && count_ > 0) std::memset(outputs[1], 1, count_);
+  }
+
+ private:
+  std::size_t count_ = 0, bytes_ = 0;
+};
 
 class TransposeKernel final : public OpKernel {
  public:
-  explicit TransposeKernel(const KernelSpec& spec) : OpKernel(spec) {
+  explicit TransposeKernel(const KernelSpec& spec) : OpKernel(spec), copy_(make_copy(spec)) {}
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    copy_.run(inputs[0], outputs[0]);
+  }
+
+ private:
+  static StridedCopy make_copy(const KernelSpec& spec) {
     require_input_count(spec, 1, 1);
     require_output_count(spec, 1, 1);
     require_present(spec, 0, "data");
     const TensorDesc& in = spec.inputs[0];
     require_same_dtype(spec, spec.outputs[0], in.dtype, "output transposed");
-    element_size_ = dtype_size(in.dtype);
     const std::size_t rank = in.shape.rank();
     std::vector<std::int64_t> perm(rank);
     std::iota(perm.rbegin(), perm.rend(), 0);  // default: reverse the dims
     perm = spec.node->attrs.get_ints("perm", perm);
     std::vector<bool> seen(rank, false);
-    if (perm.size() != rank) throw_bad_shape(spec, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+    if (perm.size() != rank)
+      throw_bad_shape(spec, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
     for (auto& p : perm) {
       if (p < 0) p += static_cast<std::int64_t>(rank);
       if (p < 0 || p >= static_cast<std::int64_t>(rank) || seen[p]) throw_bad_shape(spec, "perm is not a permutation");
       seen[p] = true;
     }
-    std::vector<std::int64_t> in_strides(rank, 1);
-    for (std::size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in.shape[d];
-    std::vector<std::int64_t> out_dims(rank);
-    for (std::size_t d = 0; d < rank; ++d) out_dims[d] = in.shape[perm[d]];
-    require_shape(spec, spec.outputs[0].shape, Shape(out_dims), "output transposed");
-    count_ = in.shape.numel();
-    // Output dims in order with their input strides; size-1 dims dropped, and a dim merged into
-    // the previous one when the input walks both as one run.
+    const std::vector<std::int64_t> in_strides = dense_strides(in.shape);
+    std::vector<std::int64_t> out_dims(rank), src_strides(rank);
     for (std::size_t d = 0; d < rank; ++d) {
-      const std::int64_t dim = out_dims[d];
-      const std::int64_t stride = in_strides[perm[d]];
-      if (dim == 1) continue;
-      if (!dims_.empty() && strides_.back() == stride * dim) {
-        dims_.back() *= dim;
-        strides_.back() = stride;
-        continue;
-      }
-      dims_.push_back(dim);
-      strides_.push_back(stride);
+      out_dims[d] = in.shape[perm[d]];
+      src_strides[d] = in_strides[perm[d]];
     }
+    require_shape(spec, spec.outputs[0].shape, Shape(out_dims), "output transposed");
+    return StridedCopy(out_dims, src_strides, dtype_size(in.dtype));
   }
 
- protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
-    if (count_ == 0) return;
-    const auto* src = static_cast<const std::byte*>(inputs[0]);
-    auto* dst = static_cast<std::byte*>(outputs[0]);
-    if (dims_.size() <= 1 && (strides_.empty() || strides_[0] == 1)) {
-      copy_bytes(dst, src, static_cast<std::size_t>(count_) * element_size_);
-      return;
-    }
-    const std::size_t rank = dims_.size();
-    const std::int64_t run = dims_.back();
-    const std::int64_t run_stride = strides_.back();
-    const std::int64_t outer = count_ / run;
-    std::vector<std::int64_t> index(rank, 0);
-    std::int64_t offset = 0;  // in elements of the input
-    for (std::int64_t o = 0; o < outer; ++o) {
-      const std::byte* from = src + offset * element_size_;
-      if (run_stride == 1) {
-        std::memcpy(dst, from, static_cast<std::size_t>(run) * element_size_);
-      } else {
-        switch (element_size_) {
-          case 1: gather_elements<std::uint8_t>(dst, from, run, run_stride); break;
-          case 2: gather_elements<std::uint16_t>(dst, from, run, run_stride); break;
-          case 4: gather_elements<std::uint32_t>(dst, from, run, run_stride); break;
-          default: gather_elements<std::uint64_t>(dst, from, run, run_stride); break;
-        }
-      }
-      dst += run * element_size_;
-      for (std::size_t d = rank - 1; d-- > 0;) {
-        offset += strides_[d];
-        if (++index[d] < dims_[d]) break;
-        offset -= strides_[d] * dims_[d];
-        index[d] = 0;
-      }
-    }
-  }
-
- private:
-  std::size_t element_size_ = 1;
-  std::int64_t count_ = 0;
-  std::vector<std::int64_t> dims_;
-  std::vector<std::int64_t> strides_;
+  StridedCopy copy_;
 };
 
 class ConcatKernel final : public OpKernel {
@@ -312,5 +297,8 @@ std::unique_ptr<OpKernel> make_flatten_kernel(const KernelSpec& spec) { return m
 std::unique_ptr<OpKernel> make_transpose_kernel(const KernelSpec& spec) { return std::make_unique<TransposeKernel>(spec); }
 std::unique_ptr<OpKernel> make_concat_kernel(const KernelSpec& spec) { return std::make_unique<ConcatKernel>(spec); }
 std::unique_ptr<OpKernel> make_gather_kernel(const KernelSpec& spec) { return std::make_unique<GatherKernel>(spec); }
+std::unique_ptr<OpKernel> make_squeeze_kernel(const KernelSpec& spec) { return make_same_bytes(spec, 2); }
+std::unique_ptr<OpKernel> make_identity_kernel(const KernelSpec& spec) { return make_same_bytes(spec, 1); }
+std::unique_ptr<OpKernel> make_dropout_kernel(const KernelSpec& spec) { return std::make_unique<DropoutKernel>(spec); }
 
 }  // namespace loom::backend::cpu

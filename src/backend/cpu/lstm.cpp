@@ -1,5 +1,5 @@
-// LSTM with the default activations (sigmoid, tanh, tanh) and gate order i, o, f, c. Per
-// direction, the input projection of every time step is one big GEMM up front; each step then
+// LSTM (gate order i, o, f, c) with ONNX's activations attribute, peepholes, clip, input_forget
+// and both layouts. Per direction, the input projection of every time step is one big GEMM up front; each step then
 // adds only the recurrent product H_{t-1} · R^T and applies the cell update.
 #include "backend/cpu/lstm.hpp"
 
@@ -9,7 +9,6 @@
 #include <cstring>
 #include <string>
 
-#include "backend/cpu/activation_math.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/kernel_support.hpp"
 #include "backend/lstm_spec.hpp"
@@ -19,6 +18,10 @@ namespace {
 
 enum Input : std::size_t { kX, kW, kR, kB, kSequenceLens, kInitialH, kInitialC, kPeepholes };
 enum Output : std::size_t { kY, kYh, kYc };
+
+float* output_ptr(std::span<void* const> outputs, std::size_t i) {
+  return i < outputs.size() ? static_cast<float*>(outputs[i]) : nullptr;
+}
 
 // Float counts rounded to 64 bytes, so each workspace part starts aligned.
 std::size_t aligned_floats(std::int64_t count) { return static_cast<std::size_t>(round_up(count, 16)); }
@@ -71,7 +74,7 @@ void LstmKernel::run_impl(std::span<const void* const> inputs, std::span<void* c
       lengths[b] = length;
     }
   }
-  float* y = outputs.size() > kY ? static_cast<float*>(outputs[kY]) : nullptr;
+  float* y = output_ptr(outputs, kY);
   // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below.
   if (y) std::fill(y, y + lstm_.steps * lstm_.directions * lstm_.batch * lstm_.hidden, 0.0f);
   for (std::int64_t d = 0; d < lstm_.directions; ++d) {
@@ -87,6 +90,8 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
   const float* w = static_cast<const float*>(inputs[kW]) + d * gates * lstm_.input_size;
   const float* r = static_cast<const float*>(inputs[kR]) + d * gates * lstm_.hidden;
   const float* bias = lstm_.has_bias ? static_cast<const float*>(inputs[kB]) + d * 2 * gates : nullptr;
+  const float* peepholes = lstm_.has_peepholes ? static_cast<const float*>(inputs[kPeepholes]) + d * 3 * lstm_.hidden : nullptr;
+  const RnnDirectionActivations& act = lstm_.activations[static_cast<std::size_t>(d)];
 
   float* projected = scratch;  // [steps * batch, 4H]: X · W^T + Wb + Rb for every step
   float* step_gates = projected + aligned_floats(lstm_.steps * lstm_.batch * gates);  // [batch, 4H]
@@ -103,17 +108,25 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
     }
   }
 
-  const std::size_t state_bytes = static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * sizeof(float);
-  if (lstm_.has_initial_h)
-    std::memcpy(h, static_cast<const float*>(inputs[kInitialH]) + d * lstm_.batch * lstm_.hidden, state_bytes);
-  else
-    std::fill(h, h + lstm_.batch * lstm_.hidden, 0.0f);
-  if (lstm_.has_initial_c)
-    std::memcpy(c, static_cast<const float*>(inputs[kInitialC]) + d * lstm_.batch * lstm_.hidden, state_bytes);
-  else
-    std::fill(c, c + lstm_.batch * lstm_.hidden, 0.0f);
+  const std::size_t row_bytes = static_cast<std::size_t>(lstm_.hidden) * sizeof(float);
+  const auto* initial_h = static_cast<const float*>(lstm_.has_initial_h ? inputs[kInitialH] : nullptr);
+  const auto* initial_c = static_cast<const float*>(lstm_.has_initial_c ? inputs[kInitialC] : nullptr);
+  for (std::int64_t b = 0; b < lstm_.batch; ++b) {
+    float* h_row = h + b * lstm_.hidden;
+    float* c_row = c + b * lstm_.hidden;
+    if (initial_h)
+      std::memcpy(h_row, initial_h + lstm_.state_offset(d, b), row_bytes);
+    else
+      std::fill(h_row, h_row + lstm_.hidden, 0.0f);
+    if (initial_c)
+      std::memcpy(c_row, initial_c + lstm_.state_offset(d, b), row_bytes);
+    else
+      std::fill(c_row, c_row + lstm_.hidden, 0.0f);
+  }
 
-  float* y = outputs.size() > kY ? static_cast<float*>(outputs[kY]) : nullptr;
+  const std::int64_t hidden = lstm_.hidden;
+  const float clip = lstm_.clip;
+  float* y = output_ptr(outputs, kY);
   for (std::int64_t step = 0; step < lstm_.steps; ++step) {
     // Each row runs its own valid prefix; a reverse row starts at its last valid time step.
     for (std::int64_t b = 0; b < lstm_.batch; ++b) {
@@ -123,7 +136,7 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
         continue;
       }
       const std::int64_t t = reverse ? lengths[b] - 1 - step : step;
-      std::memcpy(row, projected + (t * lstm_.batch + b) * gates, static_cast<std::size_t>(gates) * sizeof(float));
+      std::memcpy(row, projected + lstm_.x_row(t, b) * gates, static_cast<std::size_t>(gates) * sizeof(float));
     }
     gemm(lstm_.batch, gates, lstm_.hidden, 1.0f, row_major(h, lstm_.hidden), transposed(r, lstm_.hidden), 1.0f, step_gates, gates,
          gemm_workspace);
@@ -132,25 +145,37 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
       const float* g = step_gates + b * gates;
       float* h_row = h + b * lstm_.hidden;
       float* c_row = c + b * lstm_.hidden;
-      for (std::int64_t j = 0; j < lstm_.hidden; ++j) {
-        const float input_gate = sigmoid(g[j]);
-        const float output_gate = sigmoid(g[lstm_.hidden + j]);
-        const float forget_gate = sigmoid(g[2 * lstm_.hidden + j]);
-        const float candidate = std::tanh(g[3 * lstm_.hidden + j]);
-        c_row[j] = forget_gate * c_row[j] + input_gate * candidate;
-        h_row[j] = output_gate * std::tanh(c_row[j]);
+      for (std::int64_t j = 0; j < hidden; ++j) {
+        // ONNX order: peephole terms join the pre-activation, then clip, then the activation.
+        const float c_prev = c_row[j];
+        float zi = g[j], zf = g[2 * hidden + j];
+        if (peepholes) {
+          zi += peepholes[j] * c_prev;
+          zf += peepholes[2 * hidden + j] * c_prev;
+        }
+        const float input_gate = apply_rnn_activation(act[0], clip_gate(zi, clip));
+        const float forget_gate =
+            lstm_.input_forget ? 1.0f - input_gate : apply_rnn_activation(act[0], clip_gate(zf, clip));
+        const float candidate = apply_rnn_activation(act[1], clip_gate(g[3 * hidden + j], clip));
+        const float c_new = forget_gate * c_prev + input_gate * candidate;
+        float zo = g[hidden + j];
+        if (peepholes) zo += peepholes[hidden + j] * c_new;
+        const float output_gate = apply_rnn_activation(act[0], clip_gate(zo, clip));
+        c_row[j] = c_new;
+        h_row[j] = output_gate * apply_rnn_activation(act[2], c_new);
       }
       if (y) {
         const std::int64_t t = reverse ? lengths[b] - 1 - step : step;
-        std::memcpy(y + ((t * lstm_.directions + d) * lstm_.batch + b) * lstm_.hidden, h_row,
-                    static_cast<std::size_t>(lstm_.hidden) * sizeof(float));
+        std::memcpy(y + lstm_.y_offset(t, d, b), h_row, row_bytes);
       }
     }
   }
-  if (outputs.size() > kYh && outputs[kYh])
-    std::memcpy(static_cast<float*>(outputs[kYh]) + d * lstm_.batch * lstm_.hidden, h, state_bytes);
-  if (outputs.size() > kYc && outputs[kYc])
-    std::memcpy(static_cast<float*>(outputs[kYc]) + d * lstm_.batch * lstm_.hidden, c, state_bytes);
+  float* y_h = output_ptr(outputs, kYh);
+  float* y_c = output_ptr(outputs, kYc);
+  for (std::int64_t b = 0; b < lstm_.batch; ++b) {
+    if (y_h) std::memcpy(y_h + lstm_.state_offset(d, b), h + b * hidden, row_bytes);
+    if (y_c) std::memcpy(y_c + lstm_.state_offset(d, b), c + b * hidden, row_bytes);
+  }
 }
 
 }  // namespace

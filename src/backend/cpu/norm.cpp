@@ -1,8 +1,9 @@
 // BatchNormalization with running statistics (inference only) and LayerNormalization over the
-// trailing dims from `axis`. Statistics are accumulated in double so the CPU result can serve as
-// the reference for the CUDA kernels.
+// trailing dims from `axis`, with its optional Mean and InvStdDev outputs. Statistics are
+// accumulated in double so the CPU result can serve as the reference for the CUDA kernels.
 #include "backend/cpu/norm.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -60,14 +61,17 @@ class BatchNormKernel final : public OpKernel {
   std::int64_t batch_ = 0, channels_ = 0, spatial_ = 0;
 };
 
-// How Scale or B lines up with the normalised block: one value per element, or one for all.
-enum class ParamLayout { absent, per_element, scalar };
+// How Scale or B lines up with the normalised block: one value per element, one for all, or a
+// broadcast along part of it (expanded into the workspace at run time).
+enum class ParamLayout { absent, per_element, scalar, partial };
 
+// LayerNormalization over dims [axis, rank). The optional Mean and InvStdDev outputs hold the
+// statistics of each normalised block (X's shape with the normalised dims set to 1).
 class LayerNormKernel final : public OpKernel {
  public:
   explicit LayerNormKernel(const KernelSpec& spec) : OpKernel(spec) {
     require_input_count(spec, 2, 3);
-    require_output_count(spec, 1, 1);  // Mean and InvStdDev are training-only outputs
+    require_output_count(spec, 1, 3);
     require_present(spec, 0, "X");
     require_present(spec, 1, "Scale");
     require_f32(spec);
@@ -76,23 +80,46 @@ class LayerNormKernel final : public OpKernel {
     epsilon_ = attrs.get_float("epsilon", 1e-5f);
     const Shape& x = spec.inputs[0].shape;
     const std::int64_t rank = static_cast<std::int64_t>(x.rank());
+    if (rank == 0) throw_bad_shape(spec, "X must have rank >= 1");
     const std::int64_t axis = normalize_axis(spec, attrs.get_int("axis", -1), rank);
     rows_ = product(x.dims(), 0, static_cast<std::size_t>(axis));
     width_ = product(x.dims(), static_cast<std::size_t>(axis), x.rank());
-    const Shape normalized(std::vector<std::int64_t>(x.dims().begin() + axis, x.dims().end()));
-    scale_layout_ = param_layout(spec, 1, normalized, "Scale");
-    bias_layout_ = spec.inputs.size() == 3 ? param_layout(spec, 2, normalized, "B") : ParamLayout::absent;
+    normalized_ = Shape(std::vector<std::int64_t>(x.dims().begin() + axis, x.dims().end()));
+    scale_layout_ = param_layout(spec, 1, scale_strides_);
+    bias_layout_ = spec.inputs.size() == 3 ? param_layout(spec, 2, bias_strides_) : ParamLayout::absent;
     require_shape(spec, spec.outputs[0].shape, x, "output Y");
+    std::vector<std::int64_t> stat_dims = x.dims();
+    std::fill(stat_dims.begin() + axis, stat_dims.end(), 1);
+    const char* stat_roles[] = {"", "output Mean", "output InvStdDev"};
+    for (std::size_t i = 1; i < spec.outputs.size(); ++i)
+      if (spec.outputs[i].present) require_shape(spec, spec.outputs[i].shape, Shape(stat_dims), stat_roles[i]);
+  }
+
+  std::size_t workspace_bytes() const override {
+    const std::size_t expanded = (scale_layout_ == ParamLayout::partial ? 1 : 0) + (bias_layout_ == ParamLayout::partial ? 1 : 0);
+    return expanded * static_cast<std::size_t>(width_) * sizeof(float);
   }
 
  protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace, Stream&) override {
     const float* x = static_cast<const float*>(inputs[0]);
     const float* scale = static_cast<const float*>(inputs[1]);
     const float* bias = bias_layout_ == ParamLayout::absent ? nullptr : static_cast<const float*>(inputs[2]);
     float* y = static_cast<float*>(outputs[0]);
-    const std::int64_t scale_step = scale_layout_ == ParamLayout::per_element ? 1 : 0;
-    const std::int64_t bias_step = bias_layout_ == ParamLayout::per_element ? 1 : 0;
+    float* mean_out = outputs.size() > 1 ? static_cast<float*>(outputs[1]) : nullptr;
+    float* inv_std_out = outputs.size() > 2 ? static_cast<float*>(outputs[2]) : nullptr;
+    float* expanded = static_cast<float*>(workspace);
+    if (scale_layout_ == ParamLayout::partial) {
+      expand(scale, scale_strides_, expanded);
+      scale = expanded;
+      expanded += width_;
+    }
+    if (bias_layout_ == ParamLayout::partial) {
+      expand(bias, bias_strides_, expanded);
+      bias = expanded;
+    }
+    const std::int64_t scale_step = scale_layout_ == ParamLayout::scalar ? 0 : 1;
+    const std::int64_t bias_step = bias_layout_ == ParamLayout::scalar ? 0 : 1;
     for (std::int64_t r = 0; r < rows_; ++r) {
       const float* in = x + r * width_;
       float* out = y + r * width_;
@@ -106,6 +133,8 @@ class LayerNormKernel final : public OpKernel {
       }
       const float inv_std = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(width_) + epsilon_));
       const float mean_f = static_cast<float>(mean);
+      if (mean_out) mean_out[r] = mean_f;
+      if (inv_std_out) inv_std_out[r] = inv_std;
       if (bias) {
         for (std::int64_t i = 0; i < width_; ++i)
           out[i] = (in[i] - mean_f) * inv_std * scale[i * scale_step] + bias[i * bias_step];
@@ -116,23 +145,42 @@ class LayerNormKernel final : public OpKernel {
   }
 
  private:
-  static ParamLayout param_layout(const KernelSpec& spec, std::size_t index, const Shape& normalized,
-                                  const char* role) {
+  ParamLayout param_layout(const KernelSpec& spec, std::size_t index, std::vector<std::int64_t>& strides) const {
     const TensorDesc& desc = spec.inputs[index];
     if (!desc.present) return ParamLayout::absent;
-    if (!broadcast_strides(desc.shape, normalized))
+    const char* role = index == 1 ? "Scale" : "B";
+    auto found = broadcast_strides(desc.shape, normalized_);
+    if (!found)
       throw_bad_shape(spec, std::string(role) + " " + desc.shape.to_string() +
-                                " does not broadcast to the normalised shape " + normalized.to_string());
-    if (desc.shape.numel() == normalized.numel()) return ParamLayout::per_element;
+                                " does not broadcast to the normalised shape " + normalized_.to_string());
+    if (desc.shape.numel() == normalized_.numel()) return ParamLayout::per_element;
     if (desc.shape.numel() == 1) return ParamLayout::scalar;
-    throw_unsupported(spec, std::string(role) + " " + desc.shape.to_string() +
-                                " broadcast along part of the normalised shape " + normalized.to_string());
+    strides = std::move(*found);
+    return ParamLayout::partial;
+  }
+
+  // Writes the broadcast of `param` (element strides `strides` over the normalised dims) to `dst`.
+  void expand(const float* param, const std::vector<std::int64_t>& strides, float* dst) const {
+    const std::size_t rank = normalized_.rank();
+    std::vector<std::int64_t> index(rank, 0);
+    std::int64_t offset = 0;
+    for (std::int64_t e = 0; e < width_; ++e) {
+      dst[e] = param[offset];
+      for (std::size_t d = rank; d-- > 0;) {
+        offset += strides[d];
+        if (++index[d] < normalized_[d]) break;
+        offset -= strides[d] * normalized_[d];
+        index[d] = 0;
+      }
+    }
   }
 
   float epsilon_ = 1e-5f;
   std::int64_t rows_ = 0, width_ = 0;
+  Shape normalized_;
   ParamLayout scale_layout_ = ParamLayout::per_element;
   ParamLayout bias_layout_ = ParamLayout::absent;
+  std::vector<std::int64_t> scale_strides_, bias_strides_;
 };
 
 }  // namespace

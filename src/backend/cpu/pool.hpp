@@ -1,4 +1,5 @@
-// Pooling over the spatial dims of NCHW tensors: MaxPool, AveragePool, GlobalAveragePool.
+// Pooling over the spatial dims of [N, C, spatial...] tensors: MaxPool, AveragePool (1-D to 3-D),
+// GlobalAveragePool and GlobalMaxPool (any spatial rank).
 #pragma once
 
 #include <memory>
@@ -10,5 +11,6 @@ namespace loom::backend::cpu {
 std::unique_ptr<OpKernel> make_max_pool_kernel(const KernelSpec& spec);
 std::unique_ptr<OpKernel> make_average_pool_kernel(const KernelSpec& spec);
 std::unique_ptr<OpKernel> make_global_average_pool_kernel(const KernelSpec& spec);
+std::unique_ptr<OpKernel> make_global_max_pool_kernel(const KernelSpec& spec);
 
 }  // namespace loom::backend::cpu

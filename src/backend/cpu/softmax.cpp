@@ -1,4 +1,5 @@
-// Softmax along one axis: exp(x - max) / sum, the max subtracted so exp never overflows.
+// Softmax and LogSoftmax along one axis (opset 13 semantics): exp(x - max) / sum and
+// x - max - log(sum), the max subtracted so exp never overflows.
 #include "backend/cpu/softmax.hpp"
 
 #include <algorithm>
@@ -13,7 +14,7 @@ namespace {
 
 class SoftmaxKernel final : public OpKernel {
  public:
-  explicit SoftmaxKernel(const KernelSpec& spec) : OpKernel(spec) {
+  explicit SoftmaxKernel(const KernelSpec& spec) : OpKernel(spec), log_(spec.node->op_type == "LogSoftmax") {
     require_input_count(spec, 1, 1);
     require_output_count(spec, 1, 1);
     require_present(spec, 0, "input");
@@ -39,19 +40,27 @@ class SoftmaxKernel final : public OpKernel {
         float* out = y + o * length_ * inner_ + i;
         float max_value = -std::numeric_limits<float>::infinity();
         for (std::int64_t k = 0; k < length_; ++k) max_value = std::max(max_value, in[k * inner_]);
-        float sum = 0.0f;
+        // The sum in double: the CUDA kernels are compared against this.
+        double sum = 0.0;
+        if (log_) {
+          for (std::int64_t k = 0; k < length_; ++k) sum += std::exp(static_cast<double>(in[k * inner_] - max_value));
+          const float log_sum = static_cast<float>(std::log(sum));
+          for (std::int64_t k = 0; k < length_; ++k) out[k * inner_] = (in[k * inner_] - max_value) - log_sum;
+          continue;
+        }
         for (std::int64_t k = 0; k < length_; ++k) {
           const float e = std::exp(in[k * inner_] - max_value);
           out[k * inner_] = e;
           sum += e;
         }
-        const float inv_sum = 1.0f / sum;
+        const float inv_sum = static_cast<float>(1.0 / sum);
         for (std::int64_t k = 0; k < length_; ++k) out[k * inner_] *= inv_sum;
       }
     }
   }
 
  private:
+  bool log_;
   std::int64_t outer_ = 0, length_ = 0, inner_ = 0;
 };
 

@@ -1,11 +1,15 @@
-// 2-D Conv on cuDNN's convolution API: descriptors and the algorithm are fixed at creation (the
-// shapes are static), bias is added with cudnnAddTensor. cuDNN pads symmetrically only, so an
-// asymmetric `pads` is handled by copying X into a zero-padded buffer in the workspace first.
+// Conv (1-D to 3-D) on cuDNN's convolution API: descriptors and the algorithm are fixed at
+// creation (the shapes are static), bias is added with cudnnAddTensor. A 1-D conv runs as a 2-D
+// one with H = 1. cuDNN pads symmetrically only, so asymmetric pads (explicit or from auto_pad)
+// are handled by copying X into a zero-padded buffer in the workspace first.
 #include "strided_copy.cuh"
 
+#include <algorithm>
 #include <climits>
 #include <vector>
 
+#include "backend/conv_spec.hpp"
+#include "backend/cuda/conv_kernels.hpp"
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/cuda_op_kernel.hpp"
 #include "backend/cuda/strided_layout.hpp"
@@ -17,69 +21,47 @@ namespace {
 // memory plan, so a huge one would crowd out activations.
 constexpr std::size_t kMaxConvWorkspace = std::size_t{1} << 30;
 
-int to_int(const KernelSpec& spec, std::int64_t value) {
-  if (value < 0 || value > INT_MAX) throw_unsupported(spec, "dimension " + std::to_string(value) + " exceeds cuDNN's range");
-  return static_cast<int>(value);
-}
 
-std::vector<std::int64_t> ints_of(const KernelSpec& spec, const char* name, std::size_t count, std::int64_t fallback) {
-  std::vector<std::int64_t> values = spec.node->attrs.get_ints(name, std::vector<std::int64_t>(count, fallback));
-  if (values.size() != count)
-    throw_unsupported(spec, std::string(name) + " must have " + std::to_string(count) + " values (2-D Conv only)");
-  return values;
-}
-
-void set_tensor_4d(const KernelSpec& spec, cudnnTensorDescriptor_t desc, cudnnDataType_t type, std::int64_t n,
-                   std::int64_t c, std::int64_t h, std::int64_t w) {
-  LOOM_CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, type, to_int(spec, n), to_int(spec, c),
-                                              to_int(spec, h), to_int(spec, w)));
+std::vector<std::int64_t> nchw(std::int64_t n, std::int64_t c, const std::vector<std::int64_t>& spatial) {
+  std::vector<std::int64_t> dims{n, c};
+  dims.insert(dims.end(), spatial.begin(), spatial.end());
+  return dims;
 }
 
 class ConvKernel final : public CudaOpKernel {
  public:
   ConvKernel(const KernelSpec& spec, CudaBackend& backend) : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {1, 2})) {
-    const Attributes& attrs = spec.node->attrs;
-    const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
-    if (auto_pad != "NOTSET") throw_unsupported(spec, "auto_pad=" + auto_pad + " (NOTSET only)");
     const Shape& x = spec.inputs[0].shape;
     const Shape& w = spec.inputs[1].shape;
-    if (x.rank() != 4 || w.rank() != 4) throw_unsupported(spec, "X and W of rank 4 only (2-D Conv)");
-    const std::int64_t group = attrs.get_int("group", 1);
-    const std::int64_t batch = x[0], channels = x[1], in_h = x[2], in_w = x[3];
-    const std::int64_t maps = w[0], kernel_h = w[2], kernel_w = w[3];
+    if (x.rank() < 3 || w.rank() != x.rank())
+      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() + " must be [N, C, spatial...] and "
+                            "[M, C/group, kernel...] of the same rank");
+    const std::int64_t group = spec.node->attrs.get_int("group", 1);
+    const std::int64_t batch = x[0], channels = x[1], maps = w[0];
     if (group < 1 || channels % group != 0 || maps % group != 0 || w[1] != channels / group)
       throw_bad_shape(spec, "W " + w.to_string() + " does not fit X " + x.to_string() + " with group " +
                                 std::to_string(group));
-    if (attrs.has("kernel_shape") && attrs.get_ints("kernel_shape") != std::vector<std::int64_t>{kernel_h, kernel_w})
-      throw_bad_shape(spec, "kernel_shape differs from W's spatial dims");
-    const std::vector<std::int64_t> strides = ints_of(spec, "strides", 2, 1);
-    const std::vector<std::int64_t> dilations = ints_of(spec, "dilations", 2, 1);
-    const std::vector<std::int64_t> pads = ints_of(spec, "pads", 4, 0);  // top, left, bottom, right
-    for (std::int64_t v : strides)
-      if (v < 1) throw_bad_shape(spec, "strides must be positive");
-    for (std::int64_t v : dilations)
-      if (v < 1) throw_bad_shape(spec, "dilations must be positive");
-    for (std::int64_t v : pads)
-      if (v < 0) throw_bad_shape(spec, "pads must not be negative");
-
-    const std::int64_t out_h = (in_h + pads[0] + pads[2] - dilations[0] * (kernel_h - 1) - 1) / strides[0] + 1;
-    const std::int64_t out_w = (in_w + pads[1] + pads[3] - dilations[1] * (kernel_w - 1) - 1) / strides[1] + 1;
-    if (out_h < 1 || out_w < 1) throw_bad_shape(spec, "the kernel is larger than the padded input");
-    require_output_shape(spec, 0, Shape{batch, maps, out_h, out_w});
+    // cuDNN wants at least 2 spatial dims: a 1-D window gets H = 1.
+    const WindowGeometry g = parse_sliding_window(spec, {w.dims().begin() + 2, w.dims().end()}, maps, false)
+                                 .padded_to(std::max<std::size_t>(2, x.rank() - 2));
+    const std::size_t rank = g.rank();
     has_bias_ = has_input(spec, 2);
     if (has_bias_ && spec.inputs[2].shape.numel() != maps) throw_bad_shape(spec, "B must hold one value per output map");
 
     // Asymmetric padding: pad X explicitly, then convolve without padding.
-    std::int64_t conv_h = in_h, conv_w = in_w, pad_h = pads[0], pad_w = pads[1];
-    if (pads[0] != pads[2] || pads[1] != pads[3]) {
-      conv_h = in_h + pads[0] + pads[2];
-      conv_w = in_w + pads[1] + pads[3];
-      pad_h = pad_w = 0;
-      padded_bytes_ = static_cast<std::size_t>(batch * channels * conv_h * conv_w) * dtype_size(dtype_);
-      const std::vector<std::int64_t> dims{batch, channels, in_h, in_w};
-      const std::vector<std::int64_t> padded_strides = contiguous_strides({batch, channels, conv_h, conv_w});
-      pad_layout_ = *make_copy_layout(dims, contiguous_strides(dims), padded_strides);
-      pad_offset_ = pads[0] * padded_strides[2] + pads[1];
+    std::vector<std::int64_t> conv_in = g.input, conv_pads = g.pad_begin;
+    if (g.pad_begin != g.pad_end) {
+      for (std::size_t i = 0; i < rank; ++i) conv_in[i] = g.input[i] + g.pad_begin[i] + g.pad_end[i];
+      conv_pads.assign(rank, 0);
+      const std::vector<std::int64_t> dims = nchw(batch, channels, g.input);
+      const std::vector<std::int64_t> padded_dims = nchw(batch, channels, conv_in);
+      padded_bytes_ = static_cast<std::size_t>(product(Shape(padded_dims), 0, padded_dims.size())) * dtype_size(dtype_);
+      const std::vector<std::int64_t> padded_strides = contiguous_strides(padded_dims);
+      const auto layout = make_copy_layout(dims, contiguous_strides(dims), padded_strides);
+      if (!layout) throw_unsupported(spec, "asymmetric padding of this rank");
+      pad_layout_ = *layout;
+      pad_offset_ = 0;
+      for (std::size_t i = 0; i < rank; ++i) pad_offset_ += g.pad_begin[i] * padded_strides[2 + i];
     }
 
     const cudnnDataType_t data_type = dtype_ == DType::f16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
@@ -87,30 +69,36 @@ class ConvKernel final : public CudaOpKernel {
     y_desc_ = create_tensor_desc();
     w_desc_ = create_filter_desc();
     conv_desc_ = create_conv_desc();
-    set_tensor_4d(spec, x_desc_.get(), data_type, batch, channels, conv_h, conv_w);
-    set_tensor_4d(spec, y_desc_.get(), data_type, batch, maps, out_h, out_w);
-    LOOM_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_.get(), data_type, CUDNN_TENSOR_NCHW, to_int(spec, maps),
-                                                to_int(spec, w[1]), to_int(spec, kernel_h), to_int(spec, kernel_w)));
+    set_dense_tensor_desc(spec, x_desc_.get(), data_type, nchw(batch, channels, conv_in));
+    set_dense_tensor_desc(spec, y_desc_.get(), data_type, nchw(batch, maps, g.output));
+    std::vector<int> filter_dims{cudnn_int(spec, maps), cudnn_int(spec, w[1])}, pads, strides, dilations;
+    for (std::size_t i = 0; i < rank; ++i) {
+      filter_dims.push_back(cudnn_int(spec, g.kernel[i]));
+      pads.push_back(cudnn_int(spec, conv_pads[i]));
+      strides.push_back(cudnn_int(spec, g.stride[i]));
+      dilations.push_back(cudnn_int(spec, g.dilation[i]));
+    }
+    LOOM_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_desc_.get(), data_type, CUDNN_TENSOR_NCHW,
+                                                static_cast<int>(filter_dims.size()), filter_dims.data()));
     // Compute in f32 for both dtypes (f16 data with f32 accumulation).
-    LOOM_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc_.get(), to_int(spec, pad_h), to_int(spec, pad_w),
-                                                     to_int(spec, strides[0]), to_int(spec, strides[1]),
-                                                     to_int(spec, dilations[0]), to_int(spec, dilations[1]),
-                                                     CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    LOOM_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_desc_.get(), to_int(spec, group)));
+    LOOM_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv_desc_.get(), static_cast<int>(rank), pads.data(),
+                                                     strides.data(), dilations.data(), CUDNN_CROSS_CORRELATION,
+                                                     CUDNN_DATA_FLOAT));
+    LOOM_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_desc_.get(), cudnn_int(spec, group)));
     // f32 stays on FMA kernels: the default math mode allows TF32 on Ampere and later, which
     // would drift from the CPU reference by ~1e-3. f16 uses tensor cores.
     const cudnnMathType_t math = dtype_ == DType::f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     LOOM_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), math));
 
-    int out_dims[4] = {};
-    LOOM_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), x_desc_.get(), w_desc_.get(), &out_dims[0],
-                                                           &out_dims[1], &out_dims[2], &out_dims[3]));
-    if (out_dims[0] != batch || out_dims[1] != maps || out_dims[2] != out_h || out_dims[3] != out_w)
+    std::vector<int> out_dims(rank + 2);
+    LOOM_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(conv_desc_.get(), x_desc_.get(), w_desc_.get(),
+                                                           static_cast<int>(out_dims.size()), out_dims.data()));
+    if (std::vector<std::int64_t>(out_dims.begin(), out_dims.end()) != nchw(batch, maps, g.output))
       throw Error(ErrorCode::internal, "Conv node '" + spec.node->name + "': cuDNN's output shape differs from ONNX's");
 
     if (has_bias_) {
       bias_desc_ = create_tensor_desc();
-      set_tensor_4d(spec, bias_desc_.get(), data_type, 1, maps, 1, 1);
+      set_dense_tensor_desc(spec, bias_desc_.get(), data_type, nchw(1, maps, std::vector<std::int64_t>(rank, 1)));
     }
     choose_algorithm(spec, backend, math);
   }
@@ -186,6 +174,23 @@ class ConvKernel final : public CudaOpKernel {
 };
 
 }  // namespace
+
+int cudnn_int(const KernelSpec& spec, std::int64_t value) {
+  if (value < 0 || value > INT_MAX) throw_unsupported(spec, "dimension " + std::to_string(value) + " exceeds cuDNN's range");
+  return static_cast<int>(value);
+}
+
+void set_dense_tensor_desc(const KernelSpec& spec, cudnnTensorDescriptor_t desc, cudnnDataType_t type,
+                           const std::vector<std::int64_t>& dims) {
+  std::vector<int> d, strides(dims.size());
+  for (std::int64_t v : dims) d.push_back(cudnn_int(spec, v));
+  std::int64_t stride = 1;
+  for (std::size_t i = dims.size(); i-- > 0;) {
+    strides[i] = cudnn_int(spec, stride);
+    stride *= dims[i];
+  }
+  LOOM_CUDNN_CHECK(cudnnSetTensorNdDescriptor(desc, type, static_cast<int>(d.size()), d.data(), strides.data()));
+}
 
 std::unique_ptr<OpKernel> create_conv_kernel(const KernelSpec& spec, CudaBackend& backend) {
   require_arity(spec, 2, 3, 1, 1);

@@ -40,20 +40,28 @@ std::optional<std::int64_t> uniform_step(const std::vector<std::int64_t>& offset
 class MatMulKernel final : public CudaOpKernel {
  public:
   explicit MatMulKernel(const KernelSpec& spec) : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {1})) {
-    const Shape& a = spec.inputs[0].shape;
-    const Shape& b = spec.inputs[1].shape;
-    if (a.rank() < 2 || b.rank() < 2) throw_unsupported(spec, "operands of rank 1 (rank >= 2 only)");
+    // numpy rules: a 1-D A is a row vector [1, K], a 1-D B a column vector [K, 1] (the same bytes);
+    // the added dimension is dropped from Y, which leaves Y's bytes unchanged too.
+    std::vector<std::int64_t> a_dims = spec.inputs[0].shape.dims(), b_dims = spec.inputs[1].shape.dims();
+    if (a_dims.empty() || b_dims.empty()) throw_bad_shape(spec, "operands must have rank >= 1");
+    const bool a_vector = a_dims.size() == 1, b_vector = b_dims.size() == 1;
+    if (a_vector) a_dims.insert(a_dims.begin(), 1);
+    if (b_vector) b_dims.push_back(1);
+    const Shape a(a_dims), b(b_dims);
     m_ = a[a.rank() - 2];
     k_ = a[a.rank() - 1];
     n_ = b[b.rank() - 1];
     if (b[b.rank() - 2] != k_)
-      throw_bad_shape(spec, "inner dims differ: " + a.to_string() + " x " + b.to_string());
+      throw_bad_shape(spec, "inner dims differ: " + spec.inputs[0].shape.to_string() + " x " +
+                                spec.inputs[1].shape.to_string());
     const Shape a_batch = batch_dims(a), b_batch = batch_dims(b);
     const std::optional<Shape> out_batch = broadcast_shapes(a_batch, b_batch);
-    if (!out_batch) throw_bad_shape(spec, "batch dims do not broadcast: " + a.to_string() + " x " + b.to_string());
+    if (!out_batch)
+      throw_bad_shape(spec, "batch dims do not broadcast: " + spec.inputs[0].shape.to_string() + " x " +
+                                spec.inputs[1].shape.to_string());
     std::vector<std::int64_t> out_dims = out_batch->dims();
-    out_dims.push_back(m_);
-    out_dims.push_back(n_);
+    if (!a_vector) out_dims.push_back(m_);
+    if (!b_vector) out_dims.push_back(n_);
     require_output_shape(spec, 0, Shape(out_dims));
     batch_ = out_batch->numel();
 

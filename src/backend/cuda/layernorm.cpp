@@ -1,6 +1,11 @@
 // LayerNormalization: normalises over dims [axis, rank); Scale and optional B hold one value per
-// normalised element. Only the Y output (the optional Mean / InvStdDev are training outputs).
+// normalised element. The optional Mean and InvStdDev outputs (X's shape with the normalised dims
+// set to 1) are written in X's dtype.
 #include "layernorm.cuh"
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "backend/cuda/cuda_op_kernel.hpp"
 
@@ -10,12 +15,20 @@ namespace {
 class LayerNormKernel final : public CudaOpKernel {
  public:
   explicit LayerNormKernel(const KernelSpec& spec) : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {1, 2})) {
-    for (std::size_t i = 1; i < spec.outputs.size(); ++i)
-      if (spec.outputs[i].present) throw_unsupported(spec, "the Mean and InvStdDev outputs");
+    if (spec.node->attrs.get_int("stash_type", 1) != 1) throw_unsupported(spec, "stash_type other than 1 (float)");
     const Shape& x = spec.inputs[0].shape;
     require_output_shape(spec, 0, x);
     if (x.rank() == 0) throw_bad_shape(spec, "input must have rank >= 1");
     const std::size_t axis = normalize_axis(spec, spec.node->attrs.get_int("axis", -1), x.rank());
+    std::vector<std::int64_t> stat_dims = x.dims();
+    std::fill(stat_dims.begin() + static_cast<std::ptrdiff_t>(axis), stat_dims.end(), 1);
+    for (std::size_t i = 1; i < spec.outputs.size(); ++i) {
+      if (!spec.outputs[i].present) continue;
+      require_output_shape(spec, i, Shape(stat_dims));
+      if (spec.outputs[i].dtype != dtype_)
+        throw_unsupported(spec, "output " + std::to_string(i) + " is " + std::string(dtype_name(spec.outputs[i].dtype)) +
+                                    " but X is " + std::string(dtype_name(dtype_)) + " (statistics are written in X's dtype)");
+    }
     rows_ = product(x, 0, axis);
     cols_ = product(x, axis, x.rank());
     epsilon_ = spec.node->attrs.get_float("epsilon", 1e-5f);
@@ -31,7 +44,10 @@ class LayerNormKernel final : public CudaOpKernel {
   void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
               CudaStream& stream) override {
     const void* bias = inputs.size() > 2 ? inputs[2] : nullptr;
-    kernels::launch_layernorm(inputs[0], inputs[1], bias, outputs[0], dtype_, rows_, cols_, epsilon_, stream.get());
+    void* mean = outputs.size() > 1 ? outputs[1] : nullptr;
+    void* inv_std = outputs.size() > 2 ? outputs[2] : nullptr;
+    kernels::launch_layernorm(inputs[0], inputs[1], bias, outputs[0], mean, inv_std, dtype_, rows_, cols_, epsilon_,
+                              stream.get());
   }
 
  private:

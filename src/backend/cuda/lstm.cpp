@@ -1,7 +1,7 @@
-// LSTM (ONNX layout 0, default activations): per direction, one GEMM gives X·Wᵀ for every time
-// step at once; each step then runs h·Rᵀ on cuBLAS and the fused cell kernel. Gate products and
+// LSTM (both layouts, peepholes, clip, input_forget, ONNX activations): per direction, one GEMM
+// gives X·Wᵀ for every time step at once; each step then runs h·Rᵀ on cuBLAS and the fused cell
+// kernel, which also writes Y_h and Y_c at the last step. Gate products and
 // the cell state are f32 in the workspace whatever the model dtype, so f16 models only round h.
-#include "convert.cuh"
 #include "lstm_cell.cuh"
 
 #include "backend/cuda/cublas_gemm.hpp"
@@ -19,10 +19,12 @@ class LstmKernel final : public CudaOpKernel {
  public:
   explicit LstmKernel(const KernelSpec& spec)
       : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})), lstm_(parse_lstm_spec(spec)) {
-    for (int i : {kInitialH, kInitialC})
-      if (has_input(spec, i) && spec.inputs[i].dtype != dtype_) throw_unsupported(spec, "initial states must have X's dtype");
+    for (int i : {kInitialH, kInitialC, kPeepholes})
+      if (has_input(spec, i) && spec.inputs[i].dtype != dtype_) throw_unsupported(spec, "initial states and P must have X's dtype");
     for (std::size_t o = 0; o < spec.outputs.size(); ++o)
       if (spec.outputs[o].present && spec.outputs[o].dtype != dtype_) throw_unsupported(spec, "outputs must have X's dtype");
+    // The step kernel writes Y_h and Y_c at the last step, so there must be one.
+    if (lstm_.steps == 0) throw_unsupported(spec, "an empty sequence (0 time steps)");
 
     // Workspace pieces, in order.
     x_gates_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.steps * lstm_.batch * 4 * lstm_.hidden) * sizeof(float));
@@ -56,45 +58,59 @@ class LstmKernel final : public CudaOpKernel {
     cublasHandle_t handle = stream.cublas();
     const auto* w = static_cast<const std::byte*>(inputs[kW]);
     const auto* r = static_cast<const std::byte*>(inputs[kR]);
-    const auto* b = static_cast<const std::byte*>(inputs.size() > kB ? inputs[kB] : nullptr);
-    const void* seq_lens = inputs.size() > kSequenceLens ? inputs[kSequenceLens] : nullptr;
-    const auto* initial_h = static_cast<const std::byte*>(inputs.size() > kInitialH ? inputs[kInitialH] : nullptr);
-    const auto* initial_c = static_cast<const std::byte*>(inputs.size() > kInitialC ? inputs[kInitialC] : nullptr);
+    const auto input = [&](int index) { return static_cast<const std::byte*>(index < static_cast<int>(inputs.size()) ? inputs[index] : nullptr); };
+    const auto* b = input(kB);
+    const void* seq_lens = input(kSequenceLens);
+    const auto* initial_h = input(kInitialH);
+    const auto* initial_c = input(kInitialC);
+    const auto* peepholes = input(kPeepholes);
+    const auto e = static_cast<std::int64_t>(element);
 
     for (std::int64_t d = 0; d < lstm_.directions; ++d) {
-      const std::size_t state_offset = static_cast<std::size_t>(d) * state_elements;
-      // X·W_dᵀ for all steps: [T*B, I] x [4H, I]ᵀ -> [T*B, 4H] in f32.
+      // X·W_dᵀ for all steps: [T*B, I] x [4H, I]ᵀ -> [T*B, 4H] in f32, rows in X's layout.
       const GemmOperand x_op{inputs[kX], false, lstm_.input_size, 0};
-      const GemmOperand w_op{w + d * 4 * lstm_.hidden * lstm_.input_size * static_cast<std::int64_t>(element), true, lstm_.input_size, 0};
+      const GemmOperand w_op{w + d * 4 * lstm_.hidden * lstm_.input_size * e, true, lstm_.input_size, 0};
       gemm_row_major(handle, lstm_.steps * lstm_.batch, 4 * lstm_.hidden, lstm_.input_size, 1.0f, x_op, w_op, 0.0f,
                      {x_gates, 4 * lstm_.hidden, 0}, 1, dtype_, DType::f32);
 
-      if (initial_h)
-        stream.copy_on_device(h, initial_h + state_offset * element, state_elements * element);
-      else
+      // initial_h rows of this direction are H apart (layout 0) or D*H apart (layout 1).
+      if (initial_h) {
+        const std::size_t row_bytes = static_cast<std::size_t>(lstm_.hidden) * element;
+        const std::size_t pitch = static_cast<std::size_t>(lstm_.batch_major ? lstm_.directions * lstm_.hidden : lstm_.hidden) * element;
+        LOOM_CUDA_CHECK(cudaMemcpy2DAsync(h, row_bytes, initial_h + lstm_.state_offset(d, 0) * e, pitch, row_bytes,
+                                          static_cast<std::size_t>(lstm_.batch), cudaMemcpyDeviceToDevice, stream.get()));
+      } else {
         LOOM_CUDA_CHECK(cudaMemsetAsync(h, 0, state_elements * element, stream.get()));
-      if (initial_c)
-        kernels::launch_convert(initial_c + state_offset * element, dtype_, c, DType::f32, state_elements, stream.get());
-      else
-        LOOM_CUDA_CHECK(cudaMemsetAsync(c, 0, state_elements * sizeof(float), stream.get()));
+      }
 
+      const RnnDirectionActivations& act = lstm_.activations[static_cast<std::size_t>(d)];
       kernels::LstmStepParams step;
       step.x_gates = x_gates;
       step.h_gates = h_gates;
-      step.bias = b ? b + d * 8 * lstm_.hidden * static_cast<std::int64_t>(element) : nullptr;
+      step.bias = b ? b + d * 8 * lstm_.hidden * e : nullptr;
+      step.peepholes = peepholes ? peepholes + d * 3 * lstm_.hidden * e : nullptr;
       step.seq_lens = seq_lens;
       step.seq_lens_i64 = (lstm_.sequence_lens_dtype == DType::i64);
+      step.initial_c = initial_c;
       step.h = h;
       step.c = c;
       step.y = y;
+      step.y_h = y_h;
+      step.y_c = y_c;
       step.seq_len = lstm_.steps;
       step.batch = lstm_.batch;
       step.hidden = lstm_.hidden;
       step.directions = lstm_.directions;
       step.direction = d;
       step.reverse = lstm_.reverse_only || d == 1;
+      step.batch_major = lstm_.batch_major;
+      step.input_forget = lstm_.input_forget;
+      step.clip = lstm_.clip;
+      step.f = act[0];
+      step.g = act[1];
+      step.h_act = act[2];
       const GemmOperand h_op{h, false, lstm_.hidden, 0};
-      const GemmOperand r_op{r + d * 4 * lstm_.hidden * lstm_.hidden * static_cast<std::int64_t>(element), true, lstm_.hidden, 0};
+      const GemmOperand r_op{r + d * 4 * lstm_.hidden * lstm_.hidden * e, true, lstm_.hidden, 0};
       for (std::int64_t t = 0; t < lstm_.steps; ++t) {
         // h·R_dᵀ: [B, H] x [4H, H]ᵀ -> [B, 4H] in f32.
         gemm_row_major(handle, lstm_.batch, 4 * lstm_.hidden, lstm_.hidden, 1.0f, h_op, r_op, 0.0f, {h_gates, 4 * lstm_.hidden, 0}, 1,
@@ -102,11 +118,6 @@ class LstmKernel final : public CudaOpKernel {
         step.step = t;
         kernels::launch_lstm_step(step, dtype_, stream.get());
       }
-
-      if (y_h) stream.copy_on_device(static_cast<std::byte*>(y_h) + state_offset * element, h, state_elements * element);
-      if (y_c)
-        kernels::launch_convert(c, DType::f32, static_cast<std::byte*>(y_c) + state_offset * element, dtype_,
-                                state_elements, stream.get());
     }
   }
 

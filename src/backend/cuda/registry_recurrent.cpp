@@ -3,6 +3,8 @@
 
 namespace loom::backend::cuda {
 
-void register_recurrent_kernels(KernelTable&) {}
+std::unique_ptr<OpKernel> create_gru_kernel(const KernelSpec& spec, CudaBackend& backend);  // gru.cpp
+
+void register_recurrent_kernels(KernelTable& table) { table["GRU"] = create_gru_kernel; }
 
 }  // namespace loom::backend::cuda

@@ -1,84 +1,98 @@
-// Shape inference for convolution, pooling and batch normalisation.
+// Shape inference for the conv family: Conv, ConvTranspose, pooling, batch normalisation, Pad and
+// Resize. Window geometry comes from conv_window (shared with the kernels), Resize's extents from
+// resize_geometry.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
+#include "graph/ops/conv_window.hpp"
+#include "graph/ops/resize_geometry.hpp"
 
 namespace loom::graph {
 namespace {
-struct Window2d {
-  std::int64_t kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
-  bool ceil_mode;
-};
 
-Window2d parse_window(const Node& node, std::int64_t kh_default, std::int64_t kw_default) {
-  const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET")
-    fail(ErrorCode::unsupported, "auto_pad=" + auto_pad + " is not supported (only NOTSET, with explicit pads)");
-  auto k = node.attrs.get_ints("kernel_shape", {kh_default, kw_default});
-  auto s = node.attrs.get_ints("strides", {1, 1});
-  auto p = node.attrs.get_ints("pads", {0, 0, 0, 0});
-  auto d = node.attrs.get_ints("dilations", {1, 1});
-  if (k.size() != 2 || s.size() != 2 || p.size() != 4 || d.size() != 2)
-    fail(ErrorCode::unsupported,
-         "only 2-D windows are supported (kernel_shape, strides, dilations of "
-         "2, pads of 4)");
-  if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || d[0] <= 0 || d[1] <= 0)
-    fail(ErrorCode::invalid_model, "kernel_shape, strides and dilations must be positive");
-  for (auto v : p)
-    if (v < 0) fail(ErrorCode::invalid_model, "pads must not be negative");
-  return {k[0], k[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], node.attrs.get_int("ceil_mode", 0) != 0};
+std::vector<std::int64_t> spatial_dims(const Shape& shape) { return {shape.dims().begin() + 2, shape.dims().end()}; }
+
+Shape with_spatial(std::int64_t batch, std::int64_t channels, const std::vector<std::int64_t>& spatial) {
+  std::vector<std::int64_t> dims{batch, channels};
+  dims.insert(dims.end(), spatial.begin(), spatial.end());
+  return Shape(dims);
+}
+
+// X [N, C, spatial...] with W of the same rank; the checks Conv and ConvTranspose share.
+void check_x_and_w(const ValueInfo& x, const ValueInfo& w) {
+  need_float(x, "X");
+  need_same_dtype(x, w);
+  if (x.shape.rank() < 3)
+    fail(ErrorCode::shape_mismatch, "X '" + x.name + "' must be [N, C, spatial...], got " + x.shape.to_string());
+  need_rank(w, x.shape.rank(), "W");
+}
+
+void check_bias(std::span<const ValueInfo* const> in, std::int64_t channels) {
+  const ValueInfo* b = optional_input(in, 2);
+  if (!b) return;
+  need_rank(*b, 1, "B");
+  if (b->shape[0] != channels)
+    fail(ErrorCode::shape_mismatch,
+         "bias B " + b->shape.to_string() + " must have " + std::to_string(channels) + " elements");
+}
+
+std::int64_t group_of(const Node& node) {
+  const std::int64_t group = node.attrs.get_int("group", 1);
+  if (group < 1) fail(ErrorCode::invalid_model, "group must be positive, got " + std::to_string(group));
+  return group;
 }
 
 std::vector<ValueInfo> infer_conv(const Node& node, std::span<const ValueInfo* const> in,
                                   std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "X");
   const auto& w = need(in, 1, "W");
-  need_float(x, "X");
-  need_same_dtype(x, w);
-  need_rank(x, 4, "X (Conv is 2-D only)");
-  need_rank(w, 4, "W");
-  const std::int64_t group = node.attrs.get_int("group", 1);
-  if (group <= 0 || x.shape[1] % group != 0 || w.shape[0] % group != 0)
+  check_x_and_w(x, w);
+  const std::int64_t group = group_of(node);
+  if (x.shape[1] % group != 0 || w.shape[0] % group != 0)
     fail(ErrorCode::shape_mismatch, "group " + std::to_string(group) + " does not divide channels of X " +
                                         x.shape.to_string() + " and W " + w.shape.to_string());
   if (w.shape[1] * group != x.shape[1])
     fail(ErrorCode::shape_mismatch, "W " + w.shape.to_string() + " expects " + std::to_string(w.shape[1] * group) +
                                         " input channels, X " + x.shape.to_string() + " has " +
                                         std::to_string(x.shape[1]));
-  if (in.size() > 2 && in[2]) {
-    need_rank(*in[2], 1, "B");
-    if (in[2]->shape[0] != w.shape[0])
-      fail(ErrorCode::shape_mismatch,
-           "bias B " + in[2]->shape.to_string() + " must have " + std::to_string(w.shape[0]) + " elements");
-  }
-  const auto win = parse_window(node, w.shape[2], w.shape[3]);
-  if (win.kh != w.shape[2] || win.kw != w.shape[3])
-    fail(ErrorCode::shape_mismatch, "kernel_shape differs from W " + w.shape.to_string());
-  const auto ho = window_out(x.shape[2], win.kh, win.sh, win.pt, win.pb, win.dh, false);
-  const auto wo = window_out(x.shape[3], win.kw, win.sw, win.pl, win.pr, win.dw, false);
-  return {out(node, 0, x.dtype, Shape{x.shape[0], w.shape[0], ho, wo})};
+  check_bias(in, w.shape[0]);
+  const WindowGeometry g = sliding_window(node.attrs, x.shape, spatial_dims(w.shape), false);
+  return {out(node, 0, x.dtype, with_spatial(x.shape[0], w.shape[0], g.output))};
+}
+
+std::vector<ValueInfo> infer_conv_transpose(const Node& node, std::span<const ValueInfo* const> in,
+                                            std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  const auto& w = need(in, 1, "W");
+  check_x_and_w(x, w);
+  const std::int64_t group = group_of(node);
+  if (w.shape[0] != x.shape[1] || x.shape[1] % group != 0)
+    fail(ErrorCode::shape_mismatch, "W " + w.shape.to_string() + " must be [C, M/group, kernel...] for X " +
+                                        x.shape.to_string() + " and group " + std::to_string(group));
+  const std::int64_t channels = w.shape[1] * group;
+  check_bias(in, channels);
+  const WindowGeometry g = transposed_window(node.attrs, x.shape, spatial_dims(w.shape));
+  return {out(node, 0, x.dtype, with_spatial(x.shape[0], channels, g.output))};
 }
 
 std::vector<ValueInfo> infer_pool(const Node& node, std::span<const ValueInfo* const> in,
                                   std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "X");
   need_float(x, "X");
-  need_rank(x, 4, "X (pooling is 2-D only)");
+  if (x.shape.rank() < 3)
+    fail(ErrorCode::shape_mismatch, "X '" + x.name + "' must be [N, C, spatial...], got " + x.shape.to_string());
   if (!node.attrs.has("kernel_shape")) fail(ErrorCode::invalid_model, "kernel_shape is required");
-  const auto win = parse_window(node, 1, 1);
-  if (win.dh != 1 || win.dw != 1) fail(ErrorCode::unsupported, "pooling with dilations other than 1");
   if (node.outputs.size() > 1 && !node.outputs[1].empty()) fail(ErrorCode::unsupported, "MaxPool Indices output");
-  if (node.attrs.get_int("storage_order", 0) != 0) fail(ErrorCode::unsupported, "storage_order=1");
-  const auto ho = window_out(x.shape[2], win.kh, win.sh, win.pt, win.pb, 1, win.ceil_mode);
-  const auto wo = window_out(x.shape[3], win.kw, win.sw, win.pl, win.pr, 1, win.ceil_mode);
-  return {out(node, 0, x.dtype, Shape{x.shape[0], x.shape[1], ho, wo})};
+  const WindowGeometry g = sliding_window(node.attrs, x.shape, node.attrs.get_ints("kernel_shape"),
+                                          node.attrs.get_int("ceil_mode", 0) != 0);
+  return {out(node, 0, x.dtype, with_spatial(x.shape[0], x.shape[1], g.output))};
 }
 
-std::vector<ValueInfo> infer_global_average_pool(const Node& node, std::span<const ValueInfo* const> in,
-                                                 std::span<const Tensor* const>) {
+std::vector<ValueInfo> infer_global_pool(const Node& node, std::span<const ValueInfo* const> in,
+                                         std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "X");
   need_float(x, "X");
   if (x.shape.rank() < 3) fail(ErrorCode::shape_mismatch, "X must have rank >= 3, got " + x.shape.to_string());
@@ -92,6 +106,7 @@ std::vector<ValueInfo> infer_batch_norm(const Node& node, std::span<const ValueI
   const auto& x = need(in, 0, "X");
   need_float(x, "X");
   if (x.shape.rank() < 2) fail(ErrorCode::shape_mismatch, "X must have rank >= 2, got " + x.shape.to_string());
+  if (node.attrs.get_int("training_mode", 0) != 0) fail(ErrorCode::unsupported, "training_mode=1 (inference only)");
   const char* names[] = {"scale", "B", "input_mean", "input_var"};
   for (std::size_t i = 1; i <= 4; ++i) {
     const auto& p = need(in, i, names[i - 1]);
@@ -99,8 +114,47 @@ std::vector<ValueInfo> infer_batch_norm(const Node& node, std::span<const ValueI
       fail(ErrorCode::shape_mismatch,
            std::string(names[i - 1]) + " " + p.shape.to_string() + " must be [" + std::to_string(x.shape[1]) + "]");
   }
-  if (node.outputs.size() > 1) fail(ErrorCode::unsupported, "training-mode outputs (running mean/var)");
+  for (std::size_t i = 1; i < node.outputs.size(); ++i)
+    if (!node.outputs[i].empty()) fail(ErrorCode::unsupported, "training-mode outputs (running mean/var)");
   return {out(node, 0, x.dtype, x.shape)};
+}
+
+std::vector<ValueInfo> infer_pad(const Node& node, std::span<const ValueInfo* const> in,
+                                 std::span<const Tensor* const> constants) {
+  const auto& x = need(in, 0, "data");
+  const std::string mode = node.attrs.get_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    fail(ErrorCode::unsupported, "mode='" + mode + "' (constant, reflect or edge)");
+  if (optional_input(in, 3)) fail(ErrorCode::unsupported, "the axes input (opset 18)");
+  // Opset 2 kept pads in an attribute; later opsets take an input.
+  const std::vector<std::int64_t> pads = optional_input(in, 1) ? constant_ints(need_constant(constants, 1, "pads"), "pads")
+                                                                : node.attrs.get_ints("pads", {});
+  const std::size_t rank = x.shape.rank();
+  if (pads.size() != 2 * rank)
+    fail(ErrorCode::shape_mismatch, "pads has " + std::to_string(pads.size()) + " values, X " + x.shape.to_string() +
+                                        " needs " + std::to_string(2 * rank));
+  if (const ValueInfo* value = optional_input(in, 2)) {
+    need_same_dtype(x, *value);
+    if (value->shape.numel() != 1) fail(ErrorCode::shape_mismatch, "constant_value must hold one value");
+  }
+  auto dims = x.shape.dims();
+  for (std::size_t i = 0; i < rank; ++i) {
+    dims[i] += pads[i] + pads[rank + i];
+    if (dims[i] < 0) fail(ErrorCode::shape_mismatch, "pads make axis " + std::to_string(i) + " negative");
+    if (mode != "constant" && x.shape[i] == 0 && dims[i] > 0)
+      fail(ErrorCode::shape_mismatch, "mode='" + mode + "' cannot pad an empty axis");
+  }
+  return {out(node, 0, x.dtype, Shape(dims))};
+}
+
+std::vector<ValueInfo> infer_resize(const Node& node, std::span<const ValueInfo* const> in,
+                                    std::span<const Tensor* const> constants) {
+  const auto& x = need(in, 0, "X");
+  need_float(x, "X");
+  const Tensor* scales = optional_input(in, 2) ? &need_constant(constants, 2, "scales") : nullptr;
+  const Tensor* sizes = optional_input(in, 3) ? &need_constant(constants, 3, "sizes") : nullptr;
+  // plan_resize checks the attributes too, so an unsupported mode fails at compile time.
+  return {out(node, 0, x.dtype, Shape(plan_resize(node.attrs, x.shape, scales, sizes).output))};
 }
 
 double conv_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const> outs) {
@@ -109,6 +163,16 @@ double conv_flops(const Node&, std::span<const ValueInfo* const> in, std::span<c
   double per_output = 1;
   for (std::size_t i = 1; i < w.rank(); ++i) per_output *= static_cast<double>(w[i]);
   return 2.0 * y * per_output + (in.size() > 2 && in[2] ? y : 0.0);
+}
+
+// Every input element meets every tap of the M/group filters of its group.
+double conv_transpose_flops(const Node&, std::span<const ValueInfo* const> in,
+                            std::span<const ValueInfo* const> outs) {
+  const double x = static_cast<double>(in[0]->shape.numel());
+  const auto& w = in[1]->shape;
+  double per_input = 1;
+  for (std::size_t i = 1; i < w.rank(); ++i) per_input *= static_cast<double>(w[i]);
+  return 2.0 * x * per_input + (in.size() > 2 && in[2] ? static_cast<double>(outs[0]->shape.numel()) : 0.0);
 }
 
 double pool_flops(const Node& node, std::span<const ValueInfo* const>, std::span<const ValueInfo* const> outs) {
@@ -125,14 +189,24 @@ double two_per_output(const Node&, std::span<const ValueInfo* const>, std::span<
   return 2.0 * static_cast<double>(outs[0]->shape.numel());
 }
 
+// Linear interpolation: a multiply-add per neighbour, 2^resized-axes neighbours (counted as 4).
+double resize_flops(const Node& node, std::span<const ValueInfo* const>, std::span<const ValueInfo* const> outs) {
+  const bool linear = node.attrs.get_string("mode", "nearest") == "linear";
+  return linear ? 8.0 * static_cast<double>(outs[0]->shape.numel()) : 0.0;
+}
+
 }  // namespace
 
 void register_conv_schemas(SchemaTable& table) {
   table["Conv"] = {OpRole::anchor, infer_conv, conv_flops, {}};
+  table["ConvTranspose"] = {OpRole::anchor, infer_conv_transpose, conv_transpose_flops, {}};
   table["MaxPool"] = {OpRole::anchor, infer_pool, pool_flops, {}};
   table["AveragePool"] = {OpRole::anchor, infer_pool, pool_flops, {}};
-  table["GlobalAveragePool"] = {OpRole::anchor, infer_global_average_pool, input_elements, {}};
+  table["GlobalAveragePool"] = {OpRole::anchor, infer_global_pool, input_elements, {}};
+  table["GlobalMaxPool"] = {OpRole::anchor, infer_global_pool, input_elements, {}};
   table["BatchNormalization"] = {OpRole::pointwise, infer_batch_norm, two_per_output, {}};
+  table["Pad"] = {OpRole::anchor, infer_pad, nullptr, {1}};
+  table["Resize"] = {OpRole::anchor, infer_resize, resize_flops, {2, 3}};
 }
 
 }  // namespace loom::graph

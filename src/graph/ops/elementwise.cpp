@@ -1,15 +1,33 @@
-// Shape inference for elementwise ops: activations and broadcasting arithmetic.
-#include <algorithm>
-#include <cmath>
-#include <numeric>
+// Shape and type inference for the elementwise family: activations, unary math, broadcasting
+// arithmetic and comparison, logic, Clip, variadic Min/Max, Where and Cast. Every op here is
+// pointwise: it joins the Step that produces its input.
+#include <string>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
 
 namespace loom::graph {
 namespace {
-std::vector<ValueInfo> infer_activation(const Node& node, std::span<const ValueInfo* const> in,
-                                        std::span<const Tensor* const>) {
+
+bool is_integer(DType dtype) { return dtype == DType::i64 || dtype == DType::i32; }
+bool is_numeric(DType dtype) { return is_floating(dtype) || is_integer(dtype); }
+
+std::string dtype_text(const ValueInfo& v) { return std::string(dtype_name(v.dtype)); }
+
+void need_numeric(const ValueInfo& v, const char* what) {
+  if (!is_numeric(v.dtype))
+    fail(ErrorCode::dtype_mismatch,
+         std::string(what) + " '" + v.name + "' must be a float or integer tensor, got " + dtype_text(v));
+}
+
+void need_bool(const ValueInfo& v, const char* what) {
+  if (v.dtype != DType::boolean)
+    fail(ErrorCode::dtype_mismatch, std::string(what) + " '" + v.name + "' must be a bool tensor, got " + dtype_text(v));
+}
+
+// Float-only math: activations, Sqrt, Exp, Log...
+std::vector<ValueInfo> infer_float_unary(const Node& node, std::span<const ValueInfo* const> in,
+                                         std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "X");
   need_float(x, "X");
   if (node.op_type == "Gelu") {
@@ -19,29 +37,170 @@ std::vector<ValueInfo> infer_activation(const Node& node, std::span<const ValueI
   return {out(node, 0, x.dtype, x.shape)};
 }
 
-std::vector<ValueInfo> infer_binary(const Node& node, std::span<const ValueInfo* const> in,
-                                    std::span<const Tensor* const>) {
+// Relu, Neg, Abs: floats and integers.
+std::vector<ValueInfo> infer_numeric_unary(const Node& node, std::span<const ValueInfo* const> in,
+                                           std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  need_numeric(x, "X");
+  return {out(node, 0, x.dtype, x.shape)};
+}
+
+std::vector<ValueInfo> infer_not(const Node& node, std::span<const ValueInfo* const> in,
+                                 std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  need_bool(x, "X");
+  return {out(node, 0, x.dtype, x.shape)};
+}
+
+// Add, Sub, Mul, Div: one numeric dtype, numpy broadcasting.
+std::vector<ValueInfo> infer_arithmetic(const Node& node, std::span<const ValueInfo* const> in,
+                                        std::span<const Tensor* const>) {
   const auto& a = need(in, 0, "A");
   const auto& b = need(in, 1, "B");
   need_same_dtype(a, b);
-  if (a.dtype == DType::boolean) fail(ErrorCode::dtype_mismatch, "bool operands");
+  need_numeric(a, "A");
   return {out(node, 0, a.dtype, broadcast_shapes(a.shape, b.shape))};
 }
 
+// Pow: the output has the base's dtype; the exponent may be any numeric dtype.
+std::vector<ValueInfo> infer_pow(const Node& node, std::span<const ValueInfo* const> in,
+                                 std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  const auto& y = need(in, 1, "Y");
+  need_numeric(x, "X");
+  need_numeric(y, "Y");
+  return {out(node, 0, x.dtype, broadcast_shapes(x.shape, y.shape))};
+}
+
+// PRelu: slope broadcasts to X (unidirectionally); the output has X's shape.
+std::vector<ValueInfo> infer_prelu(const Node& node, std::span<const ValueInfo* const> in,
+                                   std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  const auto& slope = need(in, 1, "slope");
+  need_float(x, "X");
+  need_same_dtype(x, slope);
+  if (broadcast_shapes(x.shape, slope.shape) != x.shape)
+    fail(ErrorCode::shape_mismatch,
+         "slope " + slope.shape.to_string() + " does not broadcast to X " + x.shape.to_string());
+  return {out(node, 0, x.dtype, x.shape)};
+}
+
+// Equal (any dtype), Less/Greater (numeric): bool output.
+std::vector<ValueInfo> infer_comparison(const Node& node, std::span<const ValueInfo* const> in,
+                                        std::span<const Tensor* const>) {
+  const auto& a = need(in, 0, "A");
+  const auto& b = need(in, 1, "B");
+  need_same_dtype(a, b);
+  if (node.op_type != "Equal") need_numeric(a, "A");
+  return {out(node, 0, DType::boolean, broadcast_shapes(a.shape, b.shape))};
+}
+
+std::vector<ValueInfo> infer_logic(const Node& node, std::span<const ValueInfo* const> in,
+                                   std::span<const Tensor* const>) {
+  const auto& a = need(in, 0, "A");
+  const auto& b = need(in, 1, "B");
+  need_bool(a, "A");
+  need_bool(b, "B");
+  return {out(node, 0, DType::boolean, broadcast_shapes(a.shape, b.shape))};
+}
+
+// Min, Max: one or more inputs of one numeric dtype, broadcast together.
+std::vector<ValueInfo> infer_variadic(const Node& node, std::span<const ValueInfo* const> in,
+                                      std::span<const Tensor* const>) {
+  const auto& first = need(in, 0, "data_0");
+  need_numeric(first, "data_0");
+  Shape shape = first.shape;
+  for (std::size_t i = 1; i < in.size(); ++i) {
+    const auto& next = need(in, i, "data_i");
+    need_same_dtype(first, next);
+    shape = broadcast_shapes(shape, next.shape);
+  }
+  return {out(node, 0, first.dtype, shape)};
+}
+
+// Clip (opset 11+): optional scalar min and max inputs of X's dtype.
+std::vector<ValueInfo> infer_clip(const Node& node, std::span<const ValueInfo* const> in,
+                                  std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  need_numeric(x, "input");
+  for (std::size_t i = 1; i < 3; ++i) {
+    const ValueInfo* bound = optional_input(in, i);
+    if (!bound) continue;
+    need_same_dtype(x, *bound);
+    if (bound->shape.numel() != 1)
+      fail(ErrorCode::shape_mismatch, std::string(i == 1 ? "min" : "max") + " '" + bound->name +
+                                          "' must be a scalar, got shape " + bound->shape.to_string());
+  }
+  return {out(node, 0, x.dtype, x.shape)};
+}
+
+// Where: bool condition, X and Y of one dtype, all three broadcast together.
+std::vector<ValueInfo> infer_where(const Node& node, std::span<const ValueInfo* const> in,
+                                   std::span<const Tensor* const>) {
+  const auto& cond = need(in, 0, "condition");
+  const auto& x = need(in, 1, "X");
+  const auto& y = need(in, 2, "Y");
+  need_bool(cond, "condition");
+  need_same_dtype(x, y);
+  return {out(node, 0, x.dtype, broadcast_shapes(broadcast_shapes(cond.shape, x.shape), y.shape))};
+}
+
+// ONNX TensorProto data type codes Loom has a dtype for.
+DType cast_target(std::int64_t code) {
+  switch (code) {
+    case 1: return DType::f32;
+    case 6: return DType::i32;
+    case 7: return DType::i64;
+    case 9: return DType::boolean;
+    case 10: return DType::f16;
+    case 16: return DType::bf16;
+    default:
+      fail(ErrorCode::unsupported, "to=" + std::to_string(code) +
+                                       " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, "
+                                       "10 f16, 16 bf16)");
+  }
+}
+
+std::vector<ValueInfo> infer_cast(const Node& node, std::span<const ValueInfo* const> in,
+                                  std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  const std::int64_t to = node.attrs.get_int("to", -1);
+  if (to == -1) fail(ErrorCode::invalid_model, "attribute 'to' is missing");
+  return {out(node, 0, cast_target(to), x.shape)};
+}
+
+// Rough FLOPs per output element: 1 for simple arithmetic, more for transcendental functions.
 double per_output(const Node& node, std::span<const ValueInfo* const>, std::span<const ValueInfo* const> outs) {
   const double y = static_cast<double>(outs[0]->shape.numel());
   const std::string& op = node.op_type;
-  if (op == "Sigmoid" || op == "Tanh") return 4.0 * y;
+  if (op == "Sigmoid" || op == "Tanh" || op == "Elu" || op == "Softplus" || op == "Erf" || op == "Exp" ||
+      op == "Log" || op == "Pow")
+    return 4.0 * y;
   if (op == "Gelu") return 8.0 * y;
+  if (op == "HardSigmoid" || op == "HardSwish" || op == "Clip") return 2.0 * y;
+  if (op == "Min" || op == "Max") return static_cast<double>(node.inputs.size() > 1 ? node.inputs.size() - 1 : 1) * y;
   return y;
 }
 
 }  // namespace
 
 void register_elementwise_schemas(SchemaTable& table) {
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Gelu"})
-    table[op] = {OpRole::pointwise, infer_activation, per_output, {}};
-  for (const char* op : {"Add", "Mul"}) table[op] = {OpRole::pointwise, infer_binary, per_output, {}};
+  for (const char* op : {"Sigmoid", "Tanh", "Gelu", "LeakyRelu", "Elu", "HardSigmoid", "HardSwish", "Erf", "Softplus",
+                         "Sqrt", "Reciprocal", "Exp", "Log"})
+    table[op] = {OpRole::pointwise, infer_float_unary, per_output, {}};
+  for (const char* op : {"Relu", "Neg", "Abs"}) table[op] = {OpRole::pointwise, infer_numeric_unary, per_output, {}};
+  table["Not"] = {OpRole::pointwise, infer_not, per_output, {}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) table[op] = {OpRole::pointwise, infer_arithmetic, per_output, {}};
+  table["Pow"] = {OpRole::pointwise, infer_pow, per_output, {}};
+  table["PRelu"] = {OpRole::pointwise, infer_prelu, per_output, {}};
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
+    table[op] = {OpRole::pointwise, infer_comparison, per_output, {}};
+  for (const char* op : {"And", "Or", "Xor"}) table[op] = {OpRole::pointwise, infer_logic, per_output, {}};
+  for (const char* op : {"Min", "Max"}) table[op] = {OpRole::pointwise, infer_variadic, per_output, {}};
+  table["Clip"] = {OpRole::pointwise, infer_clip, per_output, {}};
+  // Where and Cast only select or convert values: no FLOPs.
+  table["Where"] = {OpRole::pointwise, infer_where, nullptr, {}};
+  table["Cast"] = {OpRole::pointwise, infer_cast, nullptr, {}};
 }
 
 }  // namespace loom::graph

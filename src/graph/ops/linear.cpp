@@ -8,23 +8,28 @@
 
 namespace loom::graph {
 namespace {
+// numpy matmul: a 1-D A is a row vector [1, K] and a 1-D B a column vector [K, 1]; the added
+// dimension is dropped from the result. Batch dimensions broadcast.
 std::vector<ValueInfo> infer_matmul(const Node& node, std::span<const ValueInfo* const> in,
                                     std::span<const Tensor* const>) {
   const auto& a = need(in, 0, "A");
   const auto& b = need(in, 1, "B");
   need_float(a, "A");
   need_same_dtype(a, b);
-  if (a.shape.rank() < 2 || b.shape.rank() < 2)
-    fail(ErrorCode::unsupported,
-         "MatMul operands of rank 1 (" + a.shape.to_string() + ", " + b.shape.to_string() + ")");
-  const auto ra = a.shape.rank(), rb = b.shape.rank();
-  if (a.shape[ra - 1] != b.shape[rb - 2])
+  if (a.shape.rank() == 0 || b.shape.rank() == 0)
+    fail(ErrorCode::shape_mismatch, "MatMul operands must have rank >= 1, got " + a.shape.to_string() + " and " +
+                                        b.shape.to_string());
+  std::vector<std::int64_t> ad = a.shape.dims(), bd = b.shape.dims();
+  const bool a_vector = ad.size() == 1, b_vector = bd.size() == 1;
+  if (a_vector) ad.insert(ad.begin(), 1);
+  if (b_vector) bd.push_back(1);
+  if (ad.back() != bd[bd.size() - 2])
     fail(ErrorCode::shape_mismatch, "inner dimensions differ: A " + a.shape.to_string() + " B " + b.shape.to_string());
-  Shape batch_a(std::vector<std::int64_t>(a.shape.begin(), a.shape.end() - 2));
-  Shape batch_b(std::vector<std::int64_t>(b.shape.begin(), b.shape.end() - 2));
+  Shape batch_a(std::vector<std::int64_t>(ad.begin(), ad.end() - 2));
+  Shape batch_b(std::vector<std::int64_t>(bd.begin(), bd.end() - 2));
   auto dims = broadcast_shapes(batch_a, batch_b).dims();
-  dims.push_back(a.shape[ra - 2]);
-  dims.push_back(b.shape[rb - 1]);
+  if (!a_vector) dims.push_back(ad[ad.size() - 2]);
+  if (!b_vector) dims.push_back(bd.back());
   return {out(node, 0, a.dtype, Shape(dims))};
 }
 
@@ -50,7 +55,7 @@ std::vector<ValueInfo> infer_gemm(const Node& node, std::span<const ValueInfo* c
 }
 
 double matmul_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const> outs) {
-  const auto& a = in[0]->shape;
+  const auto& a = in[0]->shape;  // K is A's last dim, whatever A's rank
   return 2.0 * static_cast<double>(outs[0]->shape.numel()) * static_cast<double>(a[a.rank() - 1]);
 }
 

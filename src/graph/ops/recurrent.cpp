@@ -1,4 +1,5 @@
-// Shape inference for recurrent layers.
+// Shape inference for recurrent layers (LSTM, GRU). Attribute values the kernels cannot run
+// (unknown activations...) are checked when the kernel is created (src/backend/rnn_spec.cpp).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,8 +9,12 @@
 
 namespace loom::graph {
 namespace {
-std::vector<ValueInfo> infer_lstm(const Node& node, std::span<const ValueInfo* const> in,
-                                  std::span<const Tensor* const>) {
+
+// LSTM (gates = 4) and GRU (gates = 3): X [T, B, I] (layout 0) or [B, T, I] (layout 1), W
+// [D, gates*H, I], R [D, gates*H, H], B [D, 2*gates*H], sequence_lens [B], initial_h (and LSTM's
+// initial_c) [D, B, H] or [B, D, H]. Outputs Y, Y_h (and LSTM's Y_c).
+std::vector<ValueInfo> infer_recurrent(const Node& node, std::span<const ValueInfo* const> in, std::int64_t gates,
+                                       std::size_t state_inputs, std::size_t outputs) {
   const auto& x = need(in, 0, "X");
   const auto& w = need(in, 1, "W");
   const auto& r = need(in, 2, "R");
@@ -19,48 +24,77 @@ std::vector<ValueInfo> infer_lstm(const Node& node, std::span<const ValueInfo* c
   need_rank(x, 3, "X");
   need_rank(w, 3, "W");
   need_rank(r, 3, "R");
-  if (node.attrs.get_int("layout", 0) != 0) fail(ErrorCode::unsupported, "layout=1");
-  if (node.attrs.has("activations")) fail(ErrorCode::unsupported, "custom activations");
-  if (node.attrs.has("clip")) fail(ErrorCode::unsupported, "clip");
-  if (node.attrs.get_int("input_forget", 0) != 0) fail(ErrorCode::unsupported, "input_forget=1");
-  if (in.size() > 7 && in[7]) fail(ErrorCode::unsupported, "peephole weights (input P)");
+  const std::int64_t layout = node.attrs.get_int("layout", 0);
+  if (layout != 0 && layout != 1) fail(ErrorCode::invalid_model, "layout=" + std::to_string(layout));
+  const bool batch_major = layout == 1;
   const std::string direction = node.attrs.get_string("direction", "forward");
-  const std::int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     fail(ErrorCode::invalid_model, "direction '" + direction + "'");
+  const std::int64_t dirs = direction == "bidirectional" ? 2 : 1;
   const std::int64_t hidden = node.attrs.get_int("hidden_size", r.shape[2]);
-  const auto t = x.shape[0], batch = x.shape[1], input = x.shape[2];
-  if (w.shape != Shape{dirs, 4 * hidden, input})
+  const auto t = batch_major ? x.shape[1] : x.shape[0], batch = batch_major ? x.shape[0] : x.shape[1];
+  const auto input = x.shape[2];
+  if (w.shape != Shape{dirs, gates * hidden, input})
     fail(ErrorCode::shape_mismatch,
-         "W " + w.shape.to_string() + " must be " + Shape{dirs, 4 * hidden, input}.to_string());
-  if (r.shape != Shape{dirs, 4 * hidden, hidden})
+         "W " + w.shape.to_string() + " must be " + Shape{dirs, gates * hidden, input}.to_string());
+  if (r.shape != Shape{dirs, gates * hidden, hidden})
     fail(ErrorCode::shape_mismatch,
-         "R " + r.shape.to_string() + " must be " + Shape{dirs, 4 * hidden, hidden}.to_string());
-  if (in.size() > 3 && in[3] && in[3]->shape != Shape{dirs, 8 * hidden})
+         "R " + r.shape.to_string() + " must be " + Shape{dirs, gates * hidden, hidden}.to_string());
+  if (const ValueInfo* b = optional_input(in, 3); b && b->shape != Shape{dirs, 2 * gates * hidden})
     fail(ErrorCode::shape_mismatch,
-         "B " + in[3]->shape.to_string() + " must be " + Shape{dirs, 8 * hidden}.to_string());
-  if (in.size() > 4 && in[4] && (in[4]->shape != Shape{batch} || in[4]->dtype != DType::i32))
+         "B " + b->shape.to_string() + " must be " + Shape{dirs, 2 * gates * hidden}.to_string());
+  if (const ValueInfo* lens = optional_input(in, 4);
+      lens && (lens->shape != Shape{batch} || (lens->dtype != DType::i32 && lens->dtype != DType::i64)))
     fail(ErrorCode::shape_mismatch, "sequence_lens must be i32 [" + std::to_string(batch) + "]");
-  for (std::size_t i = 5; i <= 6 && i < in.size(); ++i)
-    if (in[i] && in[i]->shape != Shape{dirs, batch, hidden})
-      fail(ErrorCode::shape_mismatch, std::string(i == 5 ? "initial_h " : "initial_c ") + in[i]->shape.to_string() +
-                                          " must be " + Shape{dirs, batch, hidden}.to_string());
-  return {out(node, 0, x.dtype, Shape{t, dirs, batch, hidden}), out(node, 1, x.dtype, Shape{dirs, batch, hidden}),
-          out(node, 2, x.dtype, Shape{dirs, batch, hidden})};
+  const Shape state = batch_major ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden};
+  for (std::size_t i = 5; i < 5 + state_inputs; ++i)
+    if (const ValueInfo* s = optional_input(in, i); s && s->shape != state)
+      fail(ErrorCode::shape_mismatch, std::string(i == 5 ? "initial_h " : "initial_c ") + s->shape.to_string() +
+                                          " must be " + state.to_string());
+  if (const ValueInfo* p = optional_input(in, 7); gates == 4 && p && p->shape != Shape{dirs, 3 * hidden})
+    fail(ErrorCode::shape_mismatch, "P " + p->shape.to_string() + " must be " + Shape{dirs, 3 * hidden}.to_string());
+  std::vector<ValueInfo> result{
+      out(node, 0, x.dtype, batch_major ? Shape{batch, t, dirs, hidden} : Shape{t, dirs, batch, hidden})};
+  for (std::size_t o = 1; o < outputs; ++o) result.push_back(out(node, o, x.dtype, state));
+  return result;
 }
 
-double lstm_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const>) {
+std::vector<ValueInfo> infer_lstm(const Node& node, std::span<const ValueInfo* const> in,
+                                  std::span<const Tensor* const>) {
+  return infer_recurrent(node, in, 4, 2, 3);
+}
+
+std::vector<ValueInfo> infer_gru(const Node& node, std::span<const ValueInfo* const> in,
+                                 std::span<const Tensor* const>) {
+  return infer_recurrent(node, in, 3, 1, 2);
+}
+
+// Per time step and direction: the input and recurrent products (2 FLOPs per multiply-add over
+// every gate) plus ~`cell_flops` per hidden unit for the gate activations and state update.
+double recurrent_flops(std::span<const ValueInfo* const> in, double gate_count, double cell_flops) {
   const auto& x = in[0]->shape;
   const auto& w = in[1]->shape;
   const double dirs = static_cast<double>(w[0]), gates = static_cast<double>(w[1]);
-  const double hidden = gates / 4.0, input = static_cast<double>(x[2]);
-  const double per_step =
-      2.0 * static_cast<double>(x[1]) * gates * (input + hidden) + 10.0 * static_cast<double>(x[1]) * hidden;
-  return dirs * static_cast<double>(x[0]) * per_step;
+  const double hidden = gates / gate_count, input = static_cast<double>(x[2]);
+  // X's first two dims are T and B in either layout; only their product counts.
+  const double steps_times_batch = static_cast<double>(x[0]) * static_cast<double>(x[1]);
+  const double per_row = 2.0 * gates * (input + hidden) + cell_flops * hidden;
+  return dirs * steps_times_batch * per_row;
+}
+
+double lstm_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const>) {
+  return recurrent_flops(in, 4.0, 10.0);
+}
+
+double gru_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const>) {
+  return recurrent_flops(in, 3.0, 10.0);
 }
 
 }  // namespace
 
-void register_recurrent_schemas(SchemaTable& table) { table["LSTM"] = {OpRole::anchor, infer_lstm, lstm_flops, {}}; }
+void register_recurrent_schemas(SchemaTable& table) {
+  table["LSTM"] = {OpRole::anchor, infer_lstm, lstm_flops, {}};
+  table["GRU"] = {OpRole::anchor, infer_gru, gru_flops, {}};
+}
 
 }  // namespace loom::graph

@@ -1,4 +1,5 @@
-// Shape inference for reductions and normalisations.
+// Shape inference for reductions (ReduceSum, ReduceMean, ReduceMax...), Softmax and LogSoftmax,
+// LayerNormalization, ArgMax/ArgMin and TopK.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,6 +9,49 @@
 
 namespace loom::graph {
 namespace {
+
+// Reductions that accept integer tensors; the others (L1, L2, LogSum...) are float only.
+bool reduces_integers(const std::string& op_type) {
+  return op_type == "ReduceSum" || op_type == "ReduceMean" || op_type == "ReduceMax" || op_type == "ReduceMin" ||
+         op_type == "ReduceProd";
+}
+
+// Reduce*: the axes come from the `axes` attribute (opset <= 17 form, ReduceSum before 13) or
+// from constant input 1 (ReduceSum 13+, every reduction from opset 18). No axes = all axes,
+// unless noop_with_empty_axes makes the op an identity.
+std::vector<ValueInfo> infer_reduce(const Node& node, std::span<const ValueInfo* const> in,
+                                    std::span<const Tensor* const> constants) {
+  const auto& x = need(in, 0, "data");
+  if (!is_floating(x.dtype) && !(reduces_integers(node.op_type) && (x.dtype == DType::i64 || x.dtype == DType::i32)))
+    fail(ErrorCode::dtype_mismatch, "data '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) +
+                                        (reduces_integers(node.op_type) ? " (float, i64 or i32 only)" : " (float only)"));
+  std::vector<std::int64_t> axes;
+  const bool axes_input = optional_input(in, 1) != nullptr;
+  if (axes_input) {
+    if (node.attrs.has("axes")) fail(ErrorCode::invalid_model, "axes given both as attribute and as input 1");
+    axes = constant_ints(need_constant(constants, 1, "axes"), "axes");
+  } else {
+    axes = node.attrs.get_ints("axes", {});
+  }
+  const bool keepdims = node.attrs.get_int("keepdims", 1) != 0;
+  if (axes.empty() && node.attrs.get_int("noop_with_empty_axes", 0) != 0) return {out(node, 0, x.dtype, x.shape)};
+  const std::size_t rank = x.shape.rank();
+  std::vector<bool> reduced(rank, axes.empty());
+  for (const auto axis : axes) {
+    const auto a = static_cast<std::size_t>(normalize_axis(axis, rank));
+    if (reduced[a]) fail(ErrorCode::invalid_model, "axis " + std::to_string(axis) + " repeated in axes");
+    reduced[a] = true;
+  }
+  std::vector<std::int64_t> dims;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (!reduced[d])
+      dims.push_back(x.shape[d]);
+    else if (keepdims)
+      dims.push_back(1);
+  }
+  return {out(node, 0, x.dtype, Shape(std::move(dims)))};
+}
+
 std::vector<ValueInfo> infer_softmax(const Node& node, std::span<const ValueInfo* const> in,
                                      std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "X");
@@ -22,6 +66,7 @@ std::vector<ValueInfo> infer_layer_norm(const Node& node, std::span<const ValueI
   const auto& scale = need(in, 1, "Scale");
   need_float(x, "X");
   need_same_dtype(x, scale);
+  if (node.attrs.get_int("stash_type", 1) != 1) fail(ErrorCode::unsupported, "stash_type other than 1 (float)");
   const auto axis = normalize_axis(node.attrs.get_int("axis", -1), x.shape.rank());
   Shape norm(std::vector<std::int64_t>(x.shape.begin() + axis, x.shape.end()));
   if (broadcast_shapes(scale.shape, norm) != norm)
@@ -30,9 +75,52 @@ std::vector<ValueInfo> infer_layer_norm(const Node& node, std::span<const ValueI
   if (in.size() > 2 && in[2] && broadcast_shapes(in[2]->shape, norm) != norm)
     fail(ErrorCode::shape_mismatch,
          "B " + in[2]->shape.to_string() + " does not broadcast to the normalised " + norm.to_string());
-  for (std::size_t i = 1; i < node.outputs.size(); ++i)
-    if (!node.outputs[i].empty()) fail(ErrorCode::unsupported, "Mean and InvStdDev outputs");
-  return {out(node, 0, x.dtype, x.shape)};
+  std::vector<ValueInfo> outs{out(node, 0, x.dtype, x.shape)};
+  // Mean and InvStdDev: X's dims with the normalised ones set to 1, in the stash type (f32).
+  std::vector<std::int64_t> stat_dims(x.shape.begin(), x.shape.end());
+  std::fill(stat_dims.begin() + axis, stat_dims.end(), 1);
+  for (std::size_t i = 1; i < std::min<std::size_t>(node.outputs.size(), 3); ++i)
+    outs.push_back(out(node, i, DType::f32, Shape(stat_dims)));
+  return outs;
+}
+
+// ArgMax / ArgMin: i64 indices along one axis.
+std::vector<ValueInfo> infer_arg_reduce(const Node& node, std::span<const ValueInfo* const> in,
+                                        std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "data");
+  if (!is_floating(x.dtype) && x.dtype != DType::i64 && x.dtype != DType::i32)
+    fail(ErrorCode::dtype_mismatch,
+         "data '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) + " (float, i64 or i32 only)");
+  const auto axis = static_cast<std::size_t>(normalize_axis(node.attrs.get_int("axis", 0), x.shape.rank()));
+  std::vector<std::int64_t> dims(x.shape.begin(), x.shape.end());
+  if (node.attrs.get_int("keepdims", 1) != 0)
+    dims[axis] = 1;
+  else
+    dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(axis));
+  return {out(node, 0, DType::i64, Shape(std::move(dims)))};
+}
+
+std::vector<ValueInfo> infer_topk(const Node& node, std::span<const ValueInfo* const> in,
+                                  std::span<const Tensor* const> constants) {
+  const auto& x = need(in, 0, "X");
+  need(in, 1, "K");
+  if (!is_floating(x.dtype) && x.dtype != DType::i64 && x.dtype != DType::i32)
+    fail(ErrorCode::dtype_mismatch,
+         "X '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) + " (float, i64 or i32 only)");
+  const auto k_values = constant_ints(need_constant(constants, 1, "K"), "K");
+  if (k_values.size() != 1) fail(ErrorCode::invalid_model, "K must hold one value, got " + std::to_string(k_values.size()));
+  const auto axis = static_cast<std::size_t>(normalize_axis(node.attrs.get_int("axis", -1), x.shape.rank()));
+  const std::int64_t k = k_values[0];
+  if (k < 0 || k > x.shape[axis])
+    fail(ErrorCode::shape_mismatch, "K = " + std::to_string(k) + " is outside [0, " + std::to_string(x.shape[axis]) +
+                                        "] for axis " + std::to_string(axis) + " of " + x.shape.to_string());
+  std::vector<std::int64_t> dims(x.shape.begin(), x.shape.end());
+  dims[axis] = k;
+  return {out(node, 0, x.dtype, Shape(dims)), out(node, 1, DType::i64, Shape(dims))};
+}
+
+double per_input_element_flops(const Node&, std::span<const ValueInfo* const> ins, std::span<const ValueInfo* const>) {
+  return static_cast<double>(ins[0]->shape.numel());
 }
 
 double softmax_flops(const Node&, std::span<const ValueInfo* const>, std::span<const ValueInfo* const> outs) {
@@ -46,8 +134,15 @@ double layer_norm_flops(const Node&, std::span<const ValueInfo* const>, std::spa
 }  // namespace
 
 void register_reduce_schemas(SchemaTable& table) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare",
+                         "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
+    table[op] = {OpRole::anchor, infer_reduce, per_input_element_flops, {1}};
   table["Softmax"] = {OpRole::anchor, infer_softmax, softmax_flops, {}};
+  table["LogSoftmax"] = {OpRole::anchor, infer_softmax, softmax_flops, {}};
   table["LayerNormalization"] = {OpRole::anchor, infer_layer_norm, layer_norm_flops, {}};
+  table["ArgMax"] = {OpRole::anchor, infer_arg_reduce, per_input_element_flops, {}};
+  table["ArgMin"] = {OpRole::anchor, infer_arg_reduce, per_input_element_flops, {}};
+  table["TopK"] = {OpRole::anchor, infer_topk, per_input_element_flops, {1}};
 }
 
 }  // namespace loom::graph

@@ -1,0 +1,369 @@
+// loom-run: runs one ONNX model once (or --iterations times) on inputs read from files and writes
+// its outputs as ONNX TensorProto files, like the ONNX test-data layout; --check also runs the
+// CPU backend and compares every output against it.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "cli_support.hpp"
+#include "loom/loom.hpp"
+#include "model_flags.hpp"
+
+namespace cli = loom::cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Exit status when --check finds an output beyond tolerance (errors exit 1, bad flags 2).
+constexpr int kCheckFailed = 3;
+
+struct RunOptions {
+  std::string onnx;
+  std::string input_dir;
+  std::string output_dir;
+  std::string device = "auto";
+  bool check = false;
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  std::vector<std::string> shapes;
+  std::vector<std::string> dims;
+  std::size_t iterations = 1;
+  bool list_devices = false;
+};
+
+int list_devices() {
+  loom::ExecutorOptions cpu;
+  cpu.device = "cpu";
+  cpu.profile = "none";
+  std::printf("cpu\t%s\n", loom::Executor(cpu).device_name().c_str());
+  for (int i = 0; i < loom::cuda_device_count(); ++i) {
+    loom::ExecutorOptions cuda;
+    cuda.device = "cuda:" + std::to_string(i);
+    cuda.profile = "none";
+    std::printf("cuda:%d\t%s\n", i, loom::Executor(cuda).device_name().c_str());
+  }
+  return 0;
+}
+
+// input_<i>.pb or input_<i>.npy in `dir`: the one that exists, "" when neither does.
+fs::path input_file(const fs::path& dir, std::size_t index) {
+  const fs::path pb = dir / ("input_" + std::to_string(index) + ".pb");
+  const fs::path npy = dir / ("input_" + std::to_string(index) + ".npy");
+  const bool has_pb = fs::exists(pb), has_npy = fs::exists(npy);
+  if (has_pb && has_npy)
+    throw cli::UsageError("both " + pb.string() + " and " + npy.string() + " exist; keep one");
+  return has_pb ? pb : has_npy ? npy : fs::path();
+}
+
+std::string declared_inputs(const loom::Model& model) {
+  std::string text;
+  for (std::size_t i = 0; i < model.inputs.size(); ++i)
+    text += "\n  input_" + std::to_string(i) + ": " + cli::describe_declared_input(model.inputs[i]);
+  return text;
+}
+
+// Reads one file per model input, in the model's input order, and checks each against the
+// declaration: dtype, rank, fixed dims, and the same size wherever a symbolic dim name repeats.
+std::vector<loom::Tensor> read_inputs(const loom::Model& model, const fs::path& dir) {
+  if (!fs::is_directory(dir)) throw cli::UsageError("--input-dir: '" + dir.string() + "' is not a directory");
+  std::vector<loom::Tensor> inputs;
+  std::map<std::string, std::pair<std::int64_t, std::string>> symbolic;  // dim name -> size, where seen
+  for (std::size_t i = 0; i < model.inputs.size(); ++i) {
+    const auto& declared = model.inputs[i];
+    const fs::path path = input_file(dir, i);
+    if (path.empty())
+      throw cli::UsageError("missing input file " + (dir / ("input_" + std::to_string(i) + ".pb")).string() +
+                            " (or .npy) for input '" + declared.name + "'; the model takes " +
+                            std::to_string(model.inputs.size()) + " input(s):" + declared_inputs(model));
+    std::string stored_name;
+    loom::Tensor tensor = path.extension() == ".npy" ? loom::read_npy(path.string())
+                                                     : loom::read_tensor_pb(path.string(), &stored_name);
+    const std::string where = path.filename().string() + " (input '" + declared.name + "')";
+    if (!stored_name.empty() && stored_name != declared.name)
+      std::fprintf(stderr, "loom-run: note: %s names its tensor '%s'; inputs are matched by position\n",
+                   path.filename().string().c_str(), stored_name.c_str());
+    if (tensor.dtype() != declared.dtype)
+      throw loom::Error(loom::ErrorCode::dtype_mismatch,
+                        where + " holds " + std::string(loom::dtype_name(tensor.dtype())) + ", the model expects " +
+                            std::string(loom::dtype_name(declared.dtype)));
+    const auto& shape = tensor.shape();
+    bool fits = shape.rank() == declared.shape.rank();
+    for (std::size_t axis = 0; fits && axis < shape.rank(); ++axis) {
+      if (declared.shape[axis] >= 0) {
+        fits = shape[axis] == declared.shape[axis];
+        continue;
+      }
+      const std::string dim = axis < declared.dim_params.size() ? declared.dim_params[axis] : "";
+      if (dim.empty()) continue;
+      auto [it, added] = symbolic.emplace(dim, std::make_pair(shape[axis], where));
+      if (!added && it->second.first != shape[axis])
+        throw loom::Error(loom::ErrorCode::shape_mismatch,
+                          where + " has " + dim + " = " + std::to_string(shape[axis]) + " but " + it->second.second +
+                              " has " + dim + " = " + std::to_string(it->second.first));
+    }
+    if (!fits)
+      throw loom::Error(loom::ErrorCode::shape_mismatch, where + " has shape " + shape.to_string() +
+                                                             ", the model declares " +
+                                                             cli::describe_declared_input(declared));
+    inputs.push_back(std::move(tensor));
+  }
+  for (std::size_t extra = model.inputs.size();; ++extra) {
+    const fs::path path = input_file(dir, extra);
+    if (path.empty()) break;
+    throw cli::UsageError(path.string() + " exists but the model takes only " + std::to_string(model.inputs.size()) +
+                          " input(s):" + declared_inputs(model));
+  }
+  return inputs;
+}
+
+loom::OptimizeOptions bindings(const RunOptions& options, const loom::Model& model,
+                               const std::vector<loom::Tensor>& inputs) {
+  loom::OptimizeOptions optimize;
+  optimize.input_shapes = cli::parse_shape_bindings(options.shapes, "--shapes");
+  optimize.dim_values = cli::parse_dim_bindings(options.dims, "--dims");
+  for (const auto& [name, shape] : optimize.input_shapes) {
+    auto it = std::find_if(model.inputs.begin(), model.inputs.end(), [&](const auto& in) { return in.name == name; });
+    if (it == model.inputs.end())
+      throw cli::UsageError("--shapes: the model has no input '" + name + "'; it takes:" + declared_inputs(model));
+    const auto& given = inputs[static_cast<std::size_t>(it - model.inputs.begin())].shape();
+    if (given != shape)
+      throw cli::UsageError("--shapes: input '" + name + "' is " + shape.to_string() + " there but " +
+                            given.to_string() + " in its file");
+  }
+  // The files decide every input's shape, and so every symbolic dim the inputs carry.
+  for (std::size_t i = 0; i < model.inputs.size(); ++i) optimize.input_shapes[model.inputs[i].name] = inputs[i].shape();
+  return optimize;
+}
+
+std::vector<loom::Tensor> run_model(loom::Executor& executor, const std::string& name,
+                                    const std::vector<loom::Tensor>& inputs, std::size_t iterations,
+                                    std::vector<double>* times_ms) {
+  loom::Outputs outputs;
+  for (std::size_t k = 0; k < iterations; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    outputs = executor.submit(name, inputs).get();
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+    if (times_ms) times_ms->push_back(took.count());
+  }
+  return outputs;
+}
+
+std::vector<double> as_doubles(const loom::Tensor& tensor) {
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(tensor.numel()));
+  switch (tensor.dtype()) {
+    case loom::DType::f32:
+      for (float v : tensor.values<float>()) values.push_back(v);
+      break;
+    case loom::DType::f16:
+    case loom::DType::bf16:
+      for (float v : tensor.to(loom::DType::f32).values<float>()) values.push_back(v);
+      break;
+    case loom::DType::i64:
+      for (auto v : tensor.values<std::int64_t>()) values.push_back(static_cast<double>(v));
+      break;
+    case loom::DType::i32:
+      for (auto v : tensor.values<std::int32_t>()) values.push_back(v);
+      break;
+    case loom::DType::boolean:
+      for (auto v : tensor.values<std::uint8_t>()) values.push_back(v != 0);
+      break;
+  }
+  return values;
+}
+
+struct Difference {
+  double max_abs = 0;
+  double max_rel = 0;          // |a - b| / |b| over elements with b != 0
+  std::size_t violations = 0;  // elements with |a - b| > atol + rtol * |b| (NaN against a number counts)
+};
+
+Difference compare(const loom::Tensor& actual, const loom::Tensor& expected, double rtol, double atol) {
+  const auto a = as_doubles(actual), b = as_doubles(expected);
+  Difference d;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) {
+      if (std::isnan(a[i]) != std::isnan(b[i])) {
+        ++d.violations;
+        d.max_abs = d.max_rel = std::numeric_limits<double>::infinity();
+      }
+      continue;
+    }
+    if (a[i] == b[i]) continue;  // also equal infinities
+    const double diff = std::fabs(a[i] - b[i]);
+    d.max_abs = std::max(d.max_abs, diff);
+    if (b[i] != 0) d.max_rel = std::max(d.max_rel, diff / std::fabs(b[i]));
+    if (!(diff <= atol + rtol * std::fabs(b[i]))) ++d.violations;
+  }
+  return d;
+}
+
+int run(const RunOptions& options) {
+  if (options.list_devices) return list_devices();
+  for (const auto& [flag, value] : {std::pair{"--onnx", &options.onnx}, std::pair{"--input-dir", &options.input_dir},
+                                    std::pair{"--output-dir", &options.output_dir}})
+    if (value->empty()) throw cli::UsageError(std::string(flag) + " is required (see --help)");
+  // Flag mistakes first, so that they do not wait for a large model to load.
+  cli::parse_shape_bindings(options.shapes, "--shapes");
+  cli::parse_dim_bindings(options.dims, "--dims");
+
+  const loom::Model model = loom::load_onnx(options.onnx);
+  const std::vector<loom::Tensor> inputs = read_inputs(model, options.input_dir);
+  loom::LoadOptions load;
+  load.name = fs::path(options.onnx).stem().string();
+  if (load.name.empty()) load.name = "model";
+  load.optimize = bindings(options, model, inputs);
+
+  loom::ExecutorOptions executor_options;
+  executor_options.device = options.device;
+  loom::Executor executor(executor_options);
+  executor.load(model, load);
+  const loom::ModelInfo info = executor.model_info(load.name);
+  std::printf("Model:   %s (%zu Steps, %.2f MB weights)\nDevice:  %s (backend %s)\n", options.onnx.c_str(),
+              info.steps.size(), info.weight_bytes / 1e6, executor.device_name().c_str(),
+              executor.backend_name().c_str());
+  for (std::size_t i = 0; i < info.inputs.size(); ++i)
+    std::printf("  in   input_%zu  %s %s %s\n", i, info.inputs[i].name.c_str(), info.inputs[i].shape.to_string().c_str(),
+                std::string(loom::dtype_name(info.inputs[i].dtype)).c_str());
+
+  std::vector<double> times_ms;
+  const loom::Outputs outputs = run_model(executor, load.name, inputs, options.iterations, &times_ms);
+  executor.shutdown();
+  if (outputs.size() != info.outputs.size())
+    throw loom::Error(loom::ErrorCode::internal, "the model returned " + std::to_string(outputs.size()) +
+                                                     " outputs, its info lists " + std::to_string(info.outputs.size()));
+
+  const fs::path out_dir = options.output_dir;
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (!fs::is_directory(out_dir)) throw cli::UsageError("--output-dir: cannot create '" + out_dir.string() + "'");
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const fs::path path = out_dir / ("output_" + std::to_string(i) + ".pb");
+    loom::write_tensor_pb(path.string(), outputs[i], info.outputs[i].name);
+    std::printf("  out  output_%zu %s %s %s\n", i, info.outputs[i].name.c_str(), outputs[i].shape().to_string().c_str(),
+                std::string(loom::dtype_name(outputs[i].dtype())).c_str());
+  }
+  const double mean = std::accumulate(times_ms.begin(), times_ms.end(), 0.0) / static_cast<double>(times_ms.size());
+  std::printf("Ran %zu iteration(s): min %.3f ms, mean %.3f ms (submit -> outputs on the host)\n", times_ms.size(),
+              *std::min_element(times_ms.begin(), times_ms.end()), mean);
+  std::printf("Wrote %zu output(s) to %s\n", outputs.size(), out_dir.string().c_str());
+  if (!options.check) return 0;
+
+  loom::ExecutorOptions cpu_options;
+  cpu_options.device = "cpu";
+  cpu_options.profile = "none";
+  loom::Executor cpu(cpu_options);
+  cpu.load(model, load);
+  const loom::Outputs reference = run_model(cpu, load.name, inputs, 1, nullptr);
+  cpu.shutdown();
+  std::printf("Check against the CPU backend (fails where |out - cpu| > %g + %g * |cpu|)%s:\n", options.atol, options.rtol,
+              executor.backend_name() == "cpu" ? "; the run itself was on the CPU, so this only shows it is repeatable" : "");
+  std::printf("  %-24s %-16s %12s %12s  %s\n", "output", "shape", "max abs", "max rel", "result");
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = info.outputs[i].name;
+    if (outputs[i].dtype() != reference[i].dtype() || outputs[i].shape() != reference[i].shape()) {
+      std::printf("  %-24s %-16s %12s %12s  FAIL (cpu gives %s %s)\n", name.c_str(),
+                  outputs[i].shape().to_string().c_str(), "-", "-", reference[i].shape().to_string().c_str(),
+                  std::string(loom::dtype_name(reference[i].dtype())).c_str());
+      ++failed;
+      continue;
+    }
+    const Difference d = compare(outputs[i], reference[i], options.rtol, options.atol);
+    std::printf("  %-24s %-16s %12.4g %12.4g  %s\n", name.c_str(), outputs[i].shape().to_string().c_str(), d.max_abs,
+                d.max_rel, d.violations ? ("FAIL (" + std::to_string(d.violations) + " elements)").c_str() : "ok");
+    if (d.violations) ++failed;
+  }
+  if (failed) {
+    std::fprintf(stderr, "loom-run: check failed: %zu of %zu output(s) differ from the CPU backend beyond tolerance\n",
+                 failed, outputs.size());
+    return kCheckFailed;
+  }
+  std::printf("Check passed: %zu output(s) within tolerance\n", outputs.size());
+  return 0;
+}
+
+const char* kFooter = R"(Input files:
+  DIR/input_0.pb, input_1.pb, ... (ONNX TensorProto, as in the ONNX test data) or input_N.npy, one per
+  model input in the model's input order. Each input's dtype must be the model's; its shape must
+  match the fixed dims and binds the symbolic ones (batch, sequence_length, ...).
+Output files:
+  OUT/output_0.pb, output_1.pb, ... (TensorProto named after the model's outputs), in output order.
+Exit status: 0 ok; 1 error (unreadable file, unsupported op, wrong input dtype/shape...); 2 bad
+  flags or input files missing/extra; 3 --check found an output beyond tolerance.
+
+Examples:
+  loom-run --onnx model.onnx --input-dir test_data_set_0 --output-dir out
+  loom-run --onnx model.onnx --input-dir in --output-dir out --device cuda --check --rtol 1e-3
+  loom-run --onnx yolo.onnx --input-dir in --output-dir out --iterations 20
+  loom-run --list-devices)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RunOptions options;
+  CLI::App app{"Runs one ONNX model on inputs read from files and writes its outputs as TensorProto files;\n"
+               "--check compares the device's outputs with the CPU backend's.",
+               "loom-run"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(36);
+  try {
+    app.set_version_flag("--version", std::string("loom-run ") + loom::version(), "Print the version and exit");
+    app.add_option("--onnx", options.onnx, "The ONNX model file (required)")->type_name("FILE");
+    app.add_option("--input-dir", options.input_dir, "Folder holding input_0.pb (or .npy), input_1.pb, ... (required)")
+        ->type_name("DIR");
+    app.add_option("--output-dir", options.output_dir, "Folder to write output_0.pb, ... into; created if missing (required)")
+        ->type_name("DIR");
+    app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
+        ->type_name("auto|cpu|cuda|cuda:N")
+        ->check(cli::device_name())
+        ->capture_default_str();
+    app.add_flag("--check", options.check,
+                 "Also run the model on the CPU backend and print, per output, shape, max abs and max rel "
+                 "difference; exit 3 when |out - cpu| > atol + rtol * |cpu| anywhere");
+    app.add_option("--rtol", options.rtol, "Relative tolerance of --check")
+        ->check(cli::non_negative_number())
+        ->type_name("R")
+        ->capture_default_str();
+    app.add_option("--atol", options.atol, "Absolute tolerance of --check")
+        ->check(cli::non_negative_number())
+        ->type_name("A")
+        ->capture_default_str();
+    app.add_option("--shapes", options.shapes,
+                   "Expected input shapes, e.g. images:1x3x224x224,ids:2x16; the files must agree (their shapes "
+                   "bind the symbolic dims in any case)")
+        ->delimiter(',')
+        ->type_name("NAME:DIMS[,...]");
+    app.add_option("--dims", options.dims,
+                   "Sizes of symbolic dims that no input shape fixes (e.g. inside the graph), e.g. batch=1,seq=16")
+        ->delimiter(',')
+        ->type_name("NAME=N[,...]");
+    app.add_option("--iterations", options.iterations,
+                   "Run the model N times and report min/mean latency (outputs of the last run are written)")
+        ->check(cli::positive_integer())
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_flag("--list-devices", options.list_devices,
+                 "Print the devices this build can run on, one per line (cpu, cuda:0, ...), and exit");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loom-run: error: %s\n", e.what());
+    return 1;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every flag mistake exits 2, as the footer says.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return cli::run_guarded("loom-run", [&] { return run(options); });
+}

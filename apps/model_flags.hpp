@@ -1,0 +1,40 @@
+// Flags that tools running ONNX models share: input shapes (--shapes), sizes of symbolic
+// dimensions (--dims) and value ranges of integer inputs (--input-range), parsed into the forms
+// OptimizeOptions and Model::metadata take. Every parse error is a cli::UsageError naming the flag.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/model.hpp"
+#include "loom/tensor.hpp"
+
+namespace loom::cli {
+
+// "name:1x3x224x224" items (the name may itself hold ':'; the last one splits) -> shapes by input
+// name. Every dim must be a whole number >= 1; a name given twice is an error.
+std::map<std::string, Shape> parse_shape_bindings(const std::vector<std::string>& items, const std::string& flag);
+
+// "batch=8" items -> sizes of symbolic dimensions by name (>= 1).
+std::map<std::string, std::int64_t> parse_dim_bindings(const std::vector<std::string>& items, const std::string& flag);
+
+// "name:lo,hi" items (integers, lo < hi) -> half-open ranges by input name.
+std::map<std::string, std::pair<std::int64_t, std::int64_t>> parse_input_ranges(const std::vector<std::string>& items,
+                                                                              const std::string& flag);
+
+// Records each range as the model's "input_range:<name>" metadata, which random_inputs() reads;
+// ranges for inputs the model does not have are ignored.
+void apply_input_ranges(Model& model, const std::map<std::string, std::pair<std::int64_t, std::int64_t>>& ranges);
+
+// True for the names tools treat as the batch dimension: batch, batch_size, batchsize, N, n
+// (case-insensitive for the words).
+bool is_batch_dim_name(const std::string& name);
+
+// "images (batch x 3 x height x width) f32": an input as the model declares it, symbolic dims by
+// name ("?" for an unnamed one).
+std::string describe_declared_input(const ValueInfo& input);
+
+}  // namespace loom::cli

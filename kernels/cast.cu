@@ -1,0 +1,95 @@
+// Cast kernels: one grid-stride kernel per (source, destination) dtype pair, with the same
+// conversion rules as the CPU backend's Cast.
+#include "cast.cuh"
+
+#include <cuda_bf16.h>
+
+#include <type_traits>
+
+#include "common.cuh"
+#include "elementwise_math.cuh"
+
+namespace loom::kernels {
+namespace {
+
+using bool_t = std::uint8_t;
+
+template <class T> inline constexpr bool kIsHalfLike = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T> __device__ __forceinline__ T narrow(float v);
+template <> __device__ __forceinline__ __half narrow<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+template <class D, class S>
+__device__ __forceinline__ D convert(S v) {
+  if constexpr (std::is_same_v<D, S>) {
+    return v;
+  } else if constexpr (kIsHalfLike<S>) {
+    return convert<D>(widen(v));  // through f32, exact
+  } else if constexpr (std::is_same_v<D, bool_t>) {
+    return v != S{0} ? 1 : 0;  // NaN != 0: true
+  } else if constexpr (std::is_same_v<S, bool_t>) {
+    return convert<D>(static_cast<std::int32_t>(v != 0 ? 1 : 0));
+  } else if constexpr (kIsHalfLike<D>) {
+    return narrow<D>(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {
+    return saturate_to_int<D>(static_cast<double>(v));
+  } else {
+    return static_cast<D>(v);  // integer <-> integer (modulo 2^N), integer -> f32
+  }
+}
+
+// V: the dtype the values take; D: how they are stored (V itself, or another float type).
+template <class S, class V, class D>
+__global__ void cast_kernel(const S* __restrict__ src, D* __restrict__ dst, std::int64_t n) {
+  for (std::int64_t i = global_thread_index(); i < n; i += grid_stride()) {
+    if constexpr (std::is_same_v<V, D>) dst[i] = convert<D>(src[i]);
+    else dst[i] = convert<D>(convert<V>(src[i]));
+  }
+}
+
+template <class T> struct type_tag { using type = T; };
+template <class F> void visit_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f32: return f(type_tag<float>{});
+    case DType::f16: return f(type_tag<__half>{});
+    case DType::bf16: return f(type_tag<__nv_bfloat16>{});
+    case DType::i64: return f(type_tag<std::int64_t>{});
+    case DType::i32: return f(type_tag<std::int32_t>{});
+    case DType::boolean: return f(type_tag<bool_t>{});
+  }
+  throw_unhandled_dtype("launch_cast", dtype);
+}
+
+}  // namespace
+
+void launch_cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, DType value_dtype, std::size_t count,
+                 cudaStream_t stream) {
+  if (count == 0) return;
+  const auto n = static_cast<std::int64_t>(count);
+  if (value_dtype != dst_dtype && !(is_floating(value_dtype) && is_floating(dst_dtype)))
+    throw Error(ErrorCode::internal, "launch_cast: values of " + std::string(dtype_name(value_dtype)) +
+                                         " cannot be stored as " + std::string(dtype_name(dst_dtype)));
+  visit_dtype(src_dtype, [&](auto src_tag) {
+    using S = typename decltype(src_tag)::type;
+    visit_dtype(value_dtype, [&](auto value_tag) {
+      using V = typename decltype(value_tag)::type;
+      if constexpr (std::is_floating_point_v<V> || kIsHalfLike<V>) {
+        visit_dtype(dst_dtype, [&](auto dst_tag) {
+          using D = typename decltype(dst_tag)::type;
+          if constexpr (std::is_floating_point_v<D> || kIsHalfLike<D>)
+            cast_kernel<S, V, D><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const S*>(src),
+                                                                            static_cast<D*>(dst), n);
+        });
+      } else {
+        cast_kernel<S, V, V><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const S*>(src),
+                                                                        static_cast<V*>(dst), n);
+      }
+    });
+  });
+}
+
+}  // namespace loom::kernels

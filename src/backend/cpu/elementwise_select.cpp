@@ -1,0 +1,174 @@
+// The selecting ops: variadic Min/Max, Clip and Where. Their results are exact in every dtype, so
+// they take 16-bit floats too (compared in float).
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "backend/cpu/elementwise.hpp"
+#include "backend/cpu/elementwise_support.hpp"
+
+namespace loom::backend::cpu {
+namespace {
+
+constexpr std::initializer_list<DType> kNumeric = {DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32};
+
+// NaN wins: x != x only for NaN, so either NaN operand propagates (as numpy's minimum/maximum).
+template <class C> inline C max_of(C x, C y) { return (x > y || x != x) ? x : y; }
+template <class C> inline C min_of(C x, C y) { return (x < y || x != x) ? x : y; }
+
+// Folds the inputs pairwise into the output: out = op(in0, in1), then out = op(out, in_k). Each
+// step reads the output at the element it writes, so working in place is safe.
+class MinMaxKernel final : public OpKernel {
+ public:
+  explicit MinMaxKernel(const KernelSpec& spec) : OpKernel(spec) {
+    if (spec.inputs.empty()) throw_bad_shape(spec, "expects at least one input");
+    require_input_count(spec, 1, spec.inputs.size());
+    require_output_count(spec, 1, 1);
+    is_max_ = spec.node->op_type == "Max";
+    if (!is_max_ && spec.node->op_type != "Min") throw_unsupported(spec, "not Min or Max");
+    dtype_ = spec.inputs[0].dtype;
+    std::vector<Shape> shapes;
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+      const std::string role = "input " + std::to_string(i);
+      require_present(spec, i, role.c_str());
+      require_dtype_in(spec, spec.inputs[i].dtype, kNumeric, role.c_str());
+      require_dtype(spec, spec.inputs[i], dtype_, role.c_str());
+      shapes.push_back(spec.inputs[i].shape);
+    }
+    const Shape& out = spec.outputs[0].shape;
+    require_dtype(spec, spec.outputs[0], dtype_, "output");
+    require_broadcast_output(spec, out, shapes);
+    // A single input is min(x, x): the same loop copies it.
+    steps_.push_back(plan_broadcast<2>(spec, out, {shapes[0], shapes.size() > 1 ? shapes[1] : shapes[0]}));
+    for (std::size_t i = 2; i < shapes.size(); ++i) steps_.push_back(plan_broadcast<2>(spec, out, {out, shapes[i]}));
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    dispatch<float, f16_t, bf16_t, std::int64_t, std::int32_t>(dtype_, [&]<class T>(std::type_identity<T>) {
+      T* out = static_cast<T*>(outputs[0]);
+      const auto input = [&](std::size_t i) { return static_cast<const T*>(inputs[i]); };
+      const auto op = [max = is_max_](T x, T y) {
+        return store<T>(max ? max_of(load(x), load(y)) : min_of(load(x), load(y)));
+      };
+      broadcast_binary(steps_[0], input(0), input(inputs.size() > 1 ? 1 : 0), out, op);
+      for (std::size_t s = 1; s < steps_.size(); ++s) broadcast_binary(steps_[s], out, input(s + 1), out, op);
+    });
+  }
+
+ private:
+  bool is_max_ = true;
+  DType dtype_ = DType::f32;
+  std::vector<BroadcastPlan<2>> steps_;
+};
+
+// Clip(x, min, max) = min(max(x, min), max): min > max gives max everywhere (as numpy.clip), NaN
+// stays NaN. The bounds are read at run time; absent ones do not clip.
+class ClipKernel final : public OpKernel {
+ public:
+  explicit ClipKernel(const KernelSpec& spec) : OpKernel(spec) {
+    require_input_count(spec, 1, 3);
+    require_output_count(spec, 1, 1);
+    require_present(spec, 0, "input");
+    dtype_ = spec.inputs[0].dtype;
+    require_dtype_in(spec, dtype_, kNumeric, "input");
+    for (std::size_t i = 1; i < spec.inputs.size(); ++i) {
+      const TensorDesc& bound = spec.inputs[i];
+      const char* role = i == 1 ? "min" : "max";
+      if (!bound.present) continue;
+      require_dtype(spec, bound, dtype_, role);
+      if (bound.shape.numel() != 1)
+        throw_bad_shape(spec, std::string(role) + " must be a scalar, got shape " + bound.shape.to_string());
+    }
+    require_dtype(spec, spec.outputs[0], dtype_, "output");
+    require_shape(spec, spec.outputs[0].shape, spec.inputs[0].shape, "output");
+    count_ = spec.inputs[0].shape.numel();
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    dispatch<float, f16_t, bf16_t, std::int64_t, std::int32_t>(dtype_, [&]<class T>(std::type_identity<T>) {
+      using C = compute_t<T>;
+      constexpr bool kFloat = std::is_floating_point_v<C>;
+      C low = kFloat ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+      C high = kFloat ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max();
+      if (inputs.size() > 1 && inputs[1]) low = load(*static_cast<const T*>(inputs[1]));
+      if (inputs.size() > 2 && inputs[2]) high = load(*static_cast<const T*>(inputs[2]));
+      const T* x = static_cast<const T*>(inputs[0]);
+      T* y = static_cast<T*>(outputs[0]);
+      for (std::int64_t i = 0; i < count_; ++i) {
+        C v = load(x[i]);
+        v = v < low ? low : v;
+        v = v > high ? high : v;
+        y[i] = store<T>(v);
+      }
+    });
+  }
+
+ private:
+  DType dtype_ = DType::f32;
+  std::int64_t count_ = 0;
+};
+
+// Moves elements by size: any dtype of X and Y works.
+class WhereKernel final : public OpKernel {
+ public:
+  explicit WhereKernel(const KernelSpec& spec) : OpKernel(spec) {
+    require_input_count(spec, 3, 3);
+    require_output_count(spec, 1, 1);
+    require_present(spec, 0, "condition");
+    require_present(spec, 1, "X");
+    require_present(spec, 2, "Y");
+    require_dtype_in(spec, spec.inputs[0].dtype, {DType::boolean}, "condition");
+    dtype_ = spec.inputs[1].dtype;
+    require_dtype(spec, spec.inputs[2], dtype_, "input Y");
+    require_dtype(spec, spec.outputs[0], dtype_, "output");
+    const Shape& out = spec.outputs[0].shape;
+    require_broadcast_output(spec, out, {spec.inputs[0].shape, spec.inputs[1].shape, spec.inputs[2].shape});
+    plan_ = plan_broadcast<3>(spec, out, {spec.inputs[0].shape, spec.inputs[1].shape, spec.inputs[2].shape});
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    switch (dtype_size(dtype_)) {
+      case 1: return run_sized<std::uint8_t>(inputs, outputs);
+      case 2: return run_sized<std::uint16_t>(inputs, outputs);
+      case 4: return run_sized<std::uint32_t>(inputs, outputs);
+      default: return run_sized<std::uint64_t>(inputs, outputs);
+    }
+  }
+
+ private:
+  template <class T>
+  void run_sized(std::span<const void* const> inputs, std::span<void* const> outputs) const {
+    const auto* cond = static_cast<const bool_t*>(inputs[0]);
+    const T* x = static_cast<const T*>(inputs[1]);
+    const T* y = static_cast<const T*>(inputs[2]);
+    T* out = static_cast<T*>(outputs[0]);
+    for_each_run(plan_, [&](std::int64_t o, const std::array<std::int64_t, 3>& at, std::int64_t n,
+                            const std::array<std::int64_t, 3>& step) {
+      const bool_t* pc = cond + at[0];
+      const T* px = x + at[1];
+      const T* py = y + at[2];
+      T* po = out + o;
+      if (step[0] == 1 && step[1] == 1 && step[2] == 1) {
+        for (std::int64_t j = 0; j < n; ++j) po[j] = pc[j] ? px[j] : py[j];
+      } else {
+        for (std::int64_t j = 0; j < n; ++j) po[j] = pc[j * step[0]] ? px[j * step[1]] : py[j * step[2]];
+      }
+    });
+  }
+
+  DType dtype_ = DType::f32;
+  BroadcastPlan<3> plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_min_max_kernel(const KernelSpec& spec) { return std::make_unique<MinMaxKernel>(spec); }
+std::unique_ptr<OpKernel> make_clip_kernel(const KernelSpec& spec) { return std::make_unique<ClipKernel>(spec); }
+std::unique_ptr<OpKernel> make_where_kernel(const KernelSpec& spec) { return std::make_unique<WhereKernel>(spec); }
+
+}  // namespace loom::backend::cpu

@@ -1,0 +1,200 @@
+// What the CPU elementwise kernels share: numpy broadcasting over N inputs walked as long
+// contiguous runs, storage <-> compute type conversion (16-bit floats compute in float), dtype
+// dispatch, and the integer rules C leaves undefined (wrapping, division by 0, float -> int).
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/kernel_support.hpp"
+
+namespace loom::backend::cpu {
+
+// ---- storage and compute types ----
+
+// bool tensors hold one byte per element (0 or 1).
+using bool_t = std::uint8_t;
+
+template <class T> struct compute_of { using type = T; };
+template <> struct compute_of<f16_t> { using type = float; };
+template <> struct compute_of<bf16_t> { using type = float; };
+template <class T> using compute_t = typename compute_of<T>::type;
+
+template <class T> inline compute_t<T> load(T v) {
+  if constexpr (std::is_same_v<T, f16_t>) return f16_to_float(v);
+  else if constexpr (std::is_same_v<T, bf16_t>) return bf16_to_float(v);
+  else return v;
+}
+template <class T> inline T store(compute_t<T> v) {
+  if constexpr (std::is_same_v<T, f16_t>) return float_to_f16(v);
+  else if constexpr (std::is_same_v<T, bf16_t>) return float_to_bf16(v);
+  else return v;
+}
+
+// Calls f(std::type_identity<T>{}) for the one T among Ts whose dtype is `dtype`; returns false
+// (calling nothing) when none matches. Only the listed types are instantiated.
+template <class... Ts, class F> bool dispatch(DType dtype, F&& f) {
+  return ((dtype_of<Ts>::value == dtype ? (f(std::type_identity<Ts>{}), true) : false) || ...);
+}
+
+inline bool is_integer_dtype(DType dtype) { return dtype == DType::i64 || dtype == DType::i32; }
+
+// ---- integer rules ----
+
+// Two's-complement wrapping arithmetic (signed overflow would be undefined behaviour).
+template <class T> inline T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T> inline T wrap_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T> inline T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+template <class T> inline T wrap_neg(T a) { return wrap_sub(T{0}, a); }
+
+// C division (truncating toward zero). x / 0 gives 0 and MIN / -1 wraps to MIN instead of
+// trapping; ONNX leaves both undefined.
+template <class T> inline T int_div(T a, T b) {
+  if (b == 0) return T{0};
+  if (b == T{-1}) return wrap_neg(a);
+  return static_cast<T>(a / b);
+}
+
+// base^exponent by squaring, wrapping on overflow. Negative exponents truncate 1/base^|e| as C
+// would: 1 and -1 keep their magnitude, every other base gives 0.
+template <class T> inline T int_pow(T base, std::int64_t exponent) {
+  if (exponent < 0) {
+    if (base == 1) return T{1};
+    if (base == T{-1}) return (exponent & 1) ? T{-1} : T{1};
+    return T{0};
+  }
+  T result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result = wrap_mul(result, base);
+    base = wrap_mul(base, base);
+    exponent >>= 1;
+  }
+  return result;
+}
+
+// Float -> integer truncating toward zero, saturating at the type's limits, NaN -> 0 (C++ leaves
+// out-of-range conversions undefined; this matches the CUDA conversion instructions).
+template <class I> inline I saturate_to_int(double v) {
+  if (std::isnan(v)) return I{0};
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  if (v <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();
+  return static_cast<I>(v);
+}
+
+// ---- broadcasting ----
+
+// The output walked as row-major dims with, per input, the element stride along each dim (0 where
+// that input is broadcast). Adjacent dims are merged wherever every input walks them contiguously,
+// so a bias add becomes one long inner run per row.
+template <std::size_t N>
+struct BroadcastPlan {
+  std::vector<std::int64_t> dims;
+  std::array<std::vector<std::int64_t>, N> strides;
+  std::int64_t count = 0;  // output elements
+};
+
+// Throws shape_mismatch unless every input broadcasts to `out`.
+template <std::size_t N>
+BroadcastPlan<N> plan_broadcast(const KernelSpec& spec, const Shape& out, const std::array<Shape, N>& inputs) {
+  std::array<std::vector<std::int64_t>, N> full;
+  for (std::size_t k = 0; k < N; ++k) {
+    auto strides = broadcast_strides(inputs[k], out);
+    if (!strides)
+      throw_bad_shape(spec, "input " + inputs[k].to_string() + " does not broadcast to output " + out.to_string());
+    full[k] = std::move(*strides);
+  }
+  BroadcastPlan<N> plan;
+  plan.count = out.numel();
+  for (std::size_t i = 0; i < out.rank(); ++i) {
+    if (out[i] == 1) continue;  // contributes nothing to any offset
+    const std::int64_t dim = out[i];
+    bool mergeable = !plan.dims.empty();
+    for (std::size_t k = 0; mergeable && k < N; ++k) mergeable = plan.strides[k].back() == full[k][i] * dim;
+    if (mergeable) {
+      plan.dims.back() *= dim;
+      for (std::size_t k = 0; k < N; ++k) plan.strides[k].back() = full[k][i];
+    } else {
+      plan.dims.push_back(dim);
+      for (std::size_t k = 0; k < N; ++k) plan.strides[k].push_back(full[k][i]);
+    }
+  }
+  return plan;
+}
+
+// Calls run(out_offset, in_offsets, n, in_strides) once per innermost run of n output elements:
+// output elements [out_offset, out_offset + n) read input k at in_offsets[k] + j * in_strides[k].
+template <std::size_t N, class Run>
+void for_each_run(const BroadcastPlan<N>& plan, Run&& run) {
+  using Offsets = std::array<std::int64_t, N>;
+  if (plan.count == 0) return;
+  if (plan.dims.empty()) {  // a single element
+    run(std::int64_t{0}, Offsets{}, std::int64_t{1}, Offsets{});
+    return;
+  }
+  const std::size_t rank = plan.dims.size();
+  const std::int64_t n = plan.dims.back();
+  Offsets inner{};
+  for (std::size_t k = 0; k < N; ++k) inner[k] = plan.strides[k].back();
+  std::int64_t outer = 1;
+  for (std::size_t d = 0; d + 1 < rank; ++d) outer *= plan.dims[d];
+  std::vector<std::int64_t> index(rank, 0);
+  Offsets offsets{};
+  for (std::int64_t o = 0; o < outer; ++o) {
+    run(o * n, offsets, n, inner);
+    // Advance the multi-index over the outer dims, odometer style.
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      for (std::size_t k = 0; k < N; ++k) offsets[k] += plan.strides[k][d];
+      if (++index[d] < plan.dims[d]) break;
+      for (std::size_t k = 0; k < N; ++k) offsets[k] -= plan.strides[k][d] * plan.dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// c[i] = op(a[.], b[.]) over a two-input plan, with the common stride patterns as separate
+// loops (the ones the compiler vectorises).
+template <class A, class B, class C, class Op>
+void broadcast_binary(const BroadcastPlan<2>& plan, const A* a, const B* b, C* c, Op op) {
+  for_each_run(plan, [&](std::int64_t out, const std::array<std::int64_t, 2>& at, std::int64_t n,
+                         const std::array<std::int64_t, 2>& step) {
+    const A* pa = a + at[0];
+    const B* pb = b + at[1];
+    C* pc = c + out;
+    if (step[0] == 1 && step[1] == 1) {
+      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j], pb[j]);
+    } else if (step[0] == 1 && step[1] == 0) {
+      const B vb = pb[0];
+      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j], vb);
+    } else if (step[0] == 0 && step[1] == 1) {
+      const A va = pa[0];
+      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(va, pb[j]);
+    } else {
+      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j * step[0]], pb[j * step[1]]);
+    }
+  });
+}
+
+// Throws shape_mismatch unless `out` is exactly the numpy broadcast of `inputs`.
+void require_broadcast_output(const KernelSpec& spec, const Shape& out, const std::vector<Shape>& inputs);
+
+// Rejects dtypes outside `allowed` with a message listing them (f16/bf16 get the CUDA hint when
+// they are not in the list).
+void require_dtype_in(const KernelSpec& spec, DType dtype, std::initializer_list<DType> allowed, const char* role);
+
+}  // namespace loom::backend::cpu

@@ -1,0 +1,180 @@
+// GRU with gate order z, r, h. Per direction, the input projection of every time step is one big
+// GEMM up front (with the biases that sit outside the reset gate folded in); each step then
+// multiplies the state by R's z and r rows, and R's h rows by either r ⊙ H (linear_before_reset=0)
+// or H itself (linear_before_reset=1).
+#include "backend/cpu/gru.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "backend/cpu/gemm.hpp"
+#include "backend/cpu/kernel_support.hpp"
+#include "backend/gru_spec.hpp"
+
+namespace loom::backend::cpu {
+namespace {
+
+// Float counts rounded to 64 bytes, so each workspace part starts aligned.
+std::size_t aligned_floats(std::int64_t count) { return static_cast<std::size_t>(round_up(count, 16)); }
+
+float* output_ptr(std::span<void* const> outputs, std::size_t i) {
+  return i < outputs.size() ? static_cast<float*>(outputs[i]) : nullptr;
+}
+
+class GruKernel final : public OpKernel {
+ public:
+  explicit GruKernel(const KernelSpec& spec) : OpKernel(spec), gru_(parse_gru_spec(spec)) {
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+      if (i != kGruSequenceLens && spec.inputs[i].present)
+        require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
+    for (std::size_t i = 0; i < spec.outputs.size(); ++i)
+      if (spec.outputs[i].present) require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
+  }
+
+  std::size_t workspace_bytes() const override {
+    const std::int64_t gates = 3 * gru_.hidden;
+    const std::size_t floats = aligned_floats(2 * gru_.batch) + aligned_floats(gru_.steps * gru_.batch * gates) +
+                               aligned_floats(gru_.batch * gates) + aligned_floats(gru_.batch * 2 * gru_.hidden) +
+                               2 * aligned_floats(gru_.batch * gru_.hidden);
+    const std::size_t gemm_bytes = std::max({gemm_workspace_bytes(gru_.steps * gru_.batch, gates, gru_.input_size),
+                                             gemm_workspace_bytes(gru_.batch, 2 * gru_.hidden, gru_.hidden),
+                                             gemm_workspace_bytes(gru_.batch, gru_.hidden, gru_.hidden)});
+    return floats * sizeof(float) + gemm_bytes;
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                Stream&) override;
+
+ private:
+  void run_direction(std::int64_t d, std::span<const void* const> inputs, std::span<void* const> outputs,
+                     const std::int64_t* lengths, float* scratch) const;
+
+  GruSpec gru_;  // attributes and shapes, checked once
+};
+
+void GruKernel::run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                         Stream&) {
+  // Workspace: the rows' lengths first, then the per-direction buffers (see run_direction).
+  auto* lengths = static_cast<std::int64_t*>(workspace);
+  float* scratch = static_cast<float*>(workspace) + aligned_floats(2 * gru_.batch);
+  std::fill(lengths, lengths + gru_.batch, gru_.steps);
+  if (gru_.has_sequence_lens) {
+    for (std::int64_t b = 0; b < gru_.batch; ++b) {
+      const std::int64_t length = gru_.sequence_lens_dtype == DType::i32
+                                      ? static_cast<const std::int32_t*>(inputs[kGruSequenceLens])[b]
+                                      : static_cast<const std::int64_t*>(inputs[kGruSequenceLens])[b];
+      if (length < 0 || length > gru_.steps)
+        throw Error(ErrorCode::invalid_argument, "GRU node '" + node_name() + "': sequence_lens[" +
+                                                     std::to_string(b) + "] = " + std::to_string(length) +
+                                                     " is outside [0, " + std::to_string(gru_.steps) + "]");
+      lengths[b] = length;
+    }
+  }
+  // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below.
+  if (float* y = output_ptr(outputs, kGruY)) std::fill(y, y + gru_.y_shape().numel(), 0.0f);
+  for (std::int64_t d = 0; d < gru_.directions; ++d) run_direction(d, inputs, outputs, lengths, scratch);
+}
+
+void GruKernel::run_direction(std::int64_t d, std::span<const void* const> inputs, std::span<void* const> outputs,
+                              const std::int64_t* lengths, float* scratch) const {
+  const std::int64_t hidden = gru_.hidden, batch = gru_.batch, gates = 3 * hidden;
+  const bool reverse = gru_.reverse_only || d == 1;
+  const float* x = static_cast<const float*>(inputs[kGruX]);
+  const float* w = static_cast<const float*>(inputs[kGruW]) + d * gates * gru_.input_size;
+  const float* r = static_cast<const float*>(inputs[kGruR]) + d * gates * hidden;
+  const float* r_candidate = r + 2 * hidden * hidden;  // R's h rows
+  const float* bias = gru_.has_bias ? static_cast<const float*>(inputs[kGruB]) + d * 2 * gates : nullptr;
+  const float* candidate_rbias = bias ? bias + gates + 2 * hidden : nullptr;  // Rbh
+  const RnnDirectionActivations& act = gru_.activations[static_cast<std::size_t>(d)];
+  const float clip = gru_.clip;
+
+  float* projected = scratch;  // [steps * batch, 3H]: X · W^T plus the biases outside the reset gate
+  float* step_gates = projected + aligned_floats(gru_.steps * batch * gates);  // [batch, 3H]
+  float* update_reset = step_gates + aligned_floats(batch * gates);             // [batch, 2H]: z, r after f
+  float* h = update_reset + aligned_floats(batch * 2 * hidden);                 // [batch, H]
+  float* candidate_in = h + aligned_floats(batch * hidden);  // [batch, H]: r ⊙ H, or H·Rhᵀ when linear before reset
+  void* gemm_workspace = candidate_in + aligned_floats(batch * hidden);
+
+  gemm(gru_.steps * batch, gates, gru_.input_size, 1.0f, row_major(x, gru_.input_size), transposed(w, gru_.input_size),
+       0.0f, projected, gates, gemm_workspace);
+  if (bias) {
+    // Wb for every gate; Rb for z and r, and for h too unless it belongs inside r ⊙ (...).
+    const std::int64_t rbias_count = gru_.linear_before_reset ? 2 * hidden : gates;
+    for (std::int64_t row = 0; row < gru_.steps * batch; ++row) {
+      float* out = projected + row * gates;
+      for (std::int64_t g = 0; g < gates; ++g) out[g] += bias[g];
+      for (std::int64_t g = 0; g < rbias_count; ++g) out[g] += bias[gates + g];
+    }
+  }
+
+  const std::size_t row_bytes = static_cast<std::size_t>(hidden) * sizeof(float);
+  const auto* initial_h = static_cast<const float*>(gru_.has_initial_h ? inputs[kGruInitialH] : nullptr);
+  for (std::int64_t b = 0; b < batch; ++b) {
+    if (initial_h)
+      std::memcpy(h + b * hidden, initial_h + gru_.state_offset(d, b), row_bytes);
+    else
+      std::fill(h + b * hidden, h + (b + 1) * hidden, 0.0f);
+  }
+
+  float* y = output_ptr(outputs, kGruY);
+  for (std::int64_t step = 0; step < gru_.steps; ++step) {
+    // Each row runs its own valid prefix; a reverse row starts at its last valid time step.
+    for (std::int64_t b = 0; b < batch; ++b) {
+      float* row = step_gates + b * gates;
+      if (step >= lengths[b]) {
+        std::fill(row, row + gates, 0.0f);
+        continue;
+      }
+      const std::int64_t t = reverse ? lengths[b] - 1 - step : step;
+      std::memcpy(row, projected + gru_.x_row(t, b) * gates, static_cast<std::size_t>(gates) * sizeof(float));
+    }
+    // z and r: += H · [Rz; Rr]ᵀ.
+    gemm(batch, 2 * hidden, hidden, 1.0f, row_major(h, hidden), transposed(r, hidden), 1.0f, step_gates, gates,
+         gemm_workspace);
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const float* g = step_gates + b * gates;
+      float* zr = update_reset + b * 2 * hidden;
+      float* in = candidate_in + b * hidden;
+      const float* h_row = h + b * hidden;
+      for (std::int64_t j = 0; j < 2 * hidden; ++j) zr[j] = apply_rnn_activation(act[0], clip_gate(g[j], clip));
+      if (!gru_.linear_before_reset)
+        for (std::int64_t j = 0; j < hidden; ++j) in[j] = step < lengths[b] ? zr[hidden + j] * h_row[j] : 0.0f;
+    }
+    if (gru_.linear_before_reset) {
+      gemm(batch, hidden, hidden, 1.0f, row_major(h, hidden), transposed(r_candidate, hidden), 0.0f, candidate_in,
+           hidden, gemm_workspace);
+    } else {
+      gemm(batch, hidden, hidden, 1.0f, row_major(candidate_in, hidden), transposed(r_candidate, hidden), 1.0f,
+           step_gates + 2 * hidden, gates, gemm_workspace);
+    }
+    for (std::int64_t b = 0; b < batch; ++b) {
+      if (step >= lengths[b]) continue;  // finished rows keep their last state
+      const float* g = step_gates + b * gates + 2 * hidden;
+      const float* zr = update_reset + b * 2 * hidden;
+      const float* in = candidate_in + b * hidden;
+      float* h_row = h + b * hidden;
+      for (std::int64_t j = 0; j < hidden; ++j) {
+        float pre = g[j];
+        if (gru_.linear_before_reset) pre += zr[hidden + j] * (in[j] + (candidate_rbias ? candidate_rbias[j] : 0.0f));
+        const float candidate = apply_rnn_activation(act[1], clip_gate(pre, clip));
+        const float z = zr[j];
+        h_row[j] = (1.0f - z) * candidate + z * h_row[j];
+      }
+      if (y) {
+        const std::int64_t t = reverse ? lengths[b] - 1 - step : step;
+        std::memcpy(y + gru_.y_offset(t, d, b), h_row, row_bytes);
+      }
+    }
+  }
+  if (float* y_h = output_ptr(outputs, kGruYh))
+    for (std::int64_t b = 0; b < batch; ++b) std::memcpy(y_h + gru_.state_offset(d, b), h + b * hidden, row_bytes);
+}
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_gru_kernel(const KernelSpec& spec) { return std::make_unique<GruKernel>(spec); }
+
+}  // namespace loom::backend::cpu

@@ -1,0 +1,77 @@
+// Resize (nearest, linear, cubic over any axes) from the shared plan: every output element sums
+// its neighbours over all axes' taps, each weighted by the product of the per-axis weights.
+#include <cstdint>
+#include <vector>
+
+#include "backend/conv_spec.hpp"
+#include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/pad.hpp"
+
+namespace loom::backend::cpu {
+namespace {
+
+class ResizeKernel final : public OpKernel {
+ public:
+  explicit ResizeKernel(const KernelSpec& spec) : OpKernel(spec) {
+    require_input_count(spec, 1, 4);
+    require_output_count(spec, 1, 1);
+    require_present(spec, 0, "X");
+    if (spec.inputs[0].dtype != DType::f32 || spec.outputs[0].dtype != DType::f32)
+      throw_unsupported(spec, "X of dtype " + std::string(dtype_name(spec.inputs[0].dtype)) +
+                                  " (the CPU backend computes Resize in f32 only)");
+    plan_ = parse_resize(spec);
+    input_ = spec.inputs[0].shape.dims();
+    in_strides_.assign(input_.size(), 1);
+    for (std::size_t a = input_.size(); a-- > 1;) in_strides_[a - 1] = in_strides_[a] * input_[a];
+    for (std::size_t a = 0; a < input_.size(); ++a)
+      if (plan_.axes[a].taps > 1) multi_tap_axes_.push_back(a);
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    const float* x = static_cast<const float*>(inputs[0]);
+    float* y = static_cast<float*>(outputs[0]);
+    const std::size_t rank = plan_.output.size();
+    const std::int64_t total = product(plan_.output, 0, rank);
+    if (total == 0) return;
+    std::vector<std::int64_t> index(rank, 0);
+    std::vector<int> tap(multi_tap_axes_.size(), 0);
+    for (std::int64_t i = 0; i < total; ++i) {
+      // Single-tap axes fix part of the offset; the others are walked with an odometer over taps.
+      std::int64_t base = 0;
+      for (std::size_t a = 0; a < rank; ++a)
+        if (plan_.axes[a].taps == 1) base += plan_.axes[a].index[static_cast<std::size_t>(index[a])] * in_strides_[a];
+      float value = 0.0f;
+      for (;;) {
+        std::int64_t offset = base;
+        float weight = 1.0f;
+        for (std::size_t j = 0; j < multi_tap_axes_.size(); ++j) {
+          const graph::ResizeAxisMap& map = plan_.axes[multi_tap_axes_[j]];
+          const std::size_t k = static_cast<std::size_t>(index[multi_tap_axes_[j]] * map.taps + tap[j]);
+          offset += map.index[k] * in_strides_[multi_tap_axes_[j]];
+          weight *= map.weight[k];
+        }
+        value += weight * x[offset];
+        std::size_t j = multi_tap_axes_.size();
+        while (j > 0 && ++tap[j - 1] == plan_.axes[multi_tap_axes_[j - 1]].taps) tap[--j] = 0;
+        if (j == 0) break;
+      }
+      y[i] = value;
+      for (std::size_t a = rank; a-- > 0;) {
+        if (++index[a] < plan_.output[a]) break;
+        index[a] = 0;
+      }
+    }
+  }
+
+ private:
+  graph::ResizePlan plan_;
+  std::vector<std::int64_t> input_, in_strides_;
+  std::vector<std::size_t> multi_tap_axes_;  // axes with more than one tap
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_resize_kernel(const KernelSpec& spec) { return std::make_unique<ResizeKernel>(spec); }
+
+}  // namespace loom::backend::cpu

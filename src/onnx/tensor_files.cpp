@@ -1,0 +1,40 @@
+// Tensor files: ONNX TensorProto .pb files (the ONNX test data's input_0.pb, output_0.pb) and the
+// dispatch by extension between them and NumPy .npy files (npy.cpp).
+#include <filesystem>
+#include <fstream>
+
+#include "loom/onnx.hpp"
+#include "onnx/tensor_proto.hpp"
+
+namespace loom {
+
+Tensor read_tensor_pb(const std::string& path, std::string* name) {
+  const std::string bytes = onnx_import::read_file(path);
+  onnx::TensorProto proto;
+  if (!onnx_import::parse_message(bytes.data(), bytes.size(), &proto))
+    throw Error(ErrorCode::invalid_argument, path + ": not a valid ONNX TensorProto file (malformed or truncated)");
+  const std::string base_dir = onnx_import::folder_of(path);
+  try {
+    Tensor tensor = onnx_import::tensor_from_proto(proto, base_dir);
+    if (name) *name = proto.name();
+    return tensor;
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+}
+
+void write_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name) {
+  onnx::TensorProto proto;
+  onnx_import::tensor_to_proto(tensor, &proto);
+  if (!name.empty()) proto.set_name(name);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !proto.SerializeToOstream(&out) || !out.flush())
+    throw Error(ErrorCode::invalid_argument, path + ": cannot be written");
+}
+
+Tensor read_tensor_file(const std::string& path) {
+  if (std::filesystem::path(path).extension() == ".npy") return read_npy(path);
+  return read_tensor_pb(path);
+}
+
+}  // namespace loom

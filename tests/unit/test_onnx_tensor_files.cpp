@@ -1,0 +1,192 @@
+// Tensor files: TensorProto .pb (write -> read for every dtype, typed fields written by hand, the
+// ONNX test data) and NumPy .npy files whose bytes are written here by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "loom/onnx.hpp"
+#include "onnx_proto_builder.hpp"
+
+using namespace loom;
+using namespace loom::testing;
+
+namespace {
+
+class TensorFiles : public OnnxFileTest {
+ protected:
+  // A .npy file: magic, version, header length (2 bytes for 1.0, 4 for 2.0), the header padded
+  // with spaces to a multiple of 64 and ending in '\n', then the data.
+  std::string write_npy(const std::string& file, const std::string& dict, const std::string& data, int major = 1) {
+    const std::size_t prefix = major == 1 ? 10 : 12;
+    std::string header = dict;
+    while ((prefix + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::string bytes = "\x93NUMPY";
+    bytes += static_cast<char>(major);
+    bytes += '\0';
+    const std::size_t len = header.size();
+    bytes += static_cast<char>(len & 0xFF);
+    bytes += static_cast<char>((len >> 8) & 0xFF);
+    if (major != 1) bytes += std::string(2, '\0');
+    bytes += header;
+    bytes += data;
+    write_bytes(file, bytes);
+    return path(file);
+  }
+};
+
+template <class T>
+std::string bytes_of(const std::vector<T>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+template <class T>
+void expect_same(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.dtype(), b.dtype());
+  ASSERT_EQ(a.shape(), b.shape());
+  const auto va = a.values<T>();
+  const auto vb = b.values<T>();
+  for (std::size_t i = 0; i < va.size(); ++i)
+    EXPECT_EQ(std::memcmp(&va[i], &vb[i], sizeof(T)), 0) << "element " << i;
+}
+
+TEST_F(TensorFiles, PbRoundTripForEachDtype) {
+  const auto f32 = Tensor::from<float>(Shape{2, 2}, {1.5f, -2.0f, 0.0f, 1e-30f});
+  const auto f16 = Tensor::from<f16_t>(Shape{3}, {float_to_f16(1.0f), float_to_f16(-0.5f), float_to_f16(65504.0f)});
+  const auto bf16 = Tensor::from<bf16_t>(Shape{2}, {float_to_bf16(3.0f), float_to_bf16(-1e20f)});
+  const auto i64 = Tensor::from<std::int64_t>(Shape{2}, {-1, 1LL << 50});
+  const auto i32 = Tensor::from<std::int32_t>(Shape{1, 2}, {7, -8});
+  const auto flags = Tensor::from<std::uint8_t>(Shape{4}, {1, 0, 0, 1});
+  const auto scalar = Tensor::from<float>(Shape{}, {42.0f});
+  const auto empty = Tensor(DType::f32, Shape{0, 3});
+
+  std::string name;
+  write_tensor_pb(path("f32.pb"), f32, "weights");
+  expect_same<float>(read_tensor_pb(path("f32.pb"), &name), f32);
+  EXPECT_EQ(name, "weights");
+  write_tensor_pb(path("f16.pb"), f16);
+  expect_same<f16_t>(read_tensor_pb(path("f16.pb")), f16);
+  write_tensor_pb(path("bf16.pb"), bf16);
+  expect_same<bf16_t>(read_tensor_pb(path("bf16.pb")), bf16);
+  write_tensor_pb(path("i64.pb"), i64);
+  expect_same<std::int64_t>(read_tensor_pb(path("i64.pb")), i64);
+  write_tensor_pb(path("i32.pb"), i32);
+  expect_same<std::int32_t>(read_tensor_pb(path("i32.pb")), i32);
+  write_tensor_pb(path("bool.pb"), flags);
+  expect_same<std::uint8_t>(read_tensor_pb(path("bool.pb")), flags);
+  write_tensor_pb(path("scalar.pb"), scalar);
+  expect_same<float>(read_tensor_file(path("scalar.pb")), scalar);
+  write_tensor_pb(path("empty.pb"), empty);
+  EXPECT_EQ(read_tensor_pb(path("empty.pb")).shape(), (Shape{0, 3}));
+}
+
+TEST_F(TensorFiles, WrittenPbIsAPlainTensorProto) {
+  write_tensor_pb(path("t.pb"), Tensor::from<std::int32_t>(Shape{2}, {3, 4}), "t");
+  onnx::TensorProto proto;
+  std::ifstream in(path("t.pb"), std::ios::binary);
+  ASSERT_TRUE(proto.ParseFromIstream(&in));
+  EXPECT_EQ(proto.name(), "t");
+  EXPECT_EQ(proto.data_type(), onnx::TensorProto::INT32);
+  ASSERT_EQ(proto.dims_size(), 1);
+  EXPECT_EQ(proto.dims(0), 2);
+  EXPECT_EQ(proto.raw_data(), bytes_of(std::vector<std::int32_t>{3, 4}));
+}
+
+TEST_F(TensorFiles, PbWithTypedFields) {
+  const auto proto = float_tensor("typed", {3}, {0.25f, 0.5f, 0.75f});
+  std::string bytes;
+  ASSERT_TRUE(proto.SerializeToString(&bytes));
+  write_bytes("typed.pb", bytes);
+  const Tensor t = read_tensor_pb(path("typed.pb"));
+  EXPECT_EQ(t.values<float>()[2], 0.75f);
+}
+
+TEST_F(TensorFiles, OnnxTestDataAbs) {
+  const std::string dir = "/usr/share/libonnx-testdata/data/node/test_abs/test_data_set_0/";
+  if (!std::filesystem::exists(dir + "input_0.pb")) GTEST_SKIP() << dir << " is not installed";
+  std::string name;
+  const Tensor x = read_tensor_pb(dir + "input_0.pb", &name);
+  const Tensor y = read_tensor_file(dir + "output_0.pb");
+  EXPECT_EQ(name, "x");
+  EXPECT_EQ(x.dtype(), DType::f32);
+  EXPECT_EQ(x.shape(), (Shape{3, 4, 5}));
+  ASSERT_EQ(y.shape(), x.shape());
+  bool any_negative = false;
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    EXPECT_EQ(y.values<float>()[i], std::fabs(x.values<float>()[i]));  // the test's own identity
+    any_negative = any_negative || x.values<float>()[i] < 0;
+  }
+  EXPECT_TRUE(any_negative);
+}
+
+TEST_F(TensorFiles, BadPbNamesTheFile) {
+  write_bytes("bad.pb", "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff");
+  const auto e = error_of([&] { read_tensor_pb(path("bad.pb")); });
+  EXPECT_EQ(e.code, ErrorCode::invalid_argument);
+  EXPECT_NE(e.message.find(path("bad.pb")), std::string::npos) << e.message;
+
+  onnx::TensorProto wide;
+  wide.set_name("wide");
+  wide.set_data_type(onnx::TensorProto::DOUBLE);
+  wide.add_double_data(1.0);
+  std::string bytes;
+  wide.SerializeToString(&bytes);
+  write_bytes("double.pb", bytes);
+  const auto u = error_of([&] { read_tensor_pb(path("double.pb")); });
+  EXPECT_EQ(u.code, ErrorCode::unsupported);
+  EXPECT_NE(u.message.find(path("double.pb")), std::string::npos) << u.message;
+  EXPECT_NE(u.message.find("DOUBLE"), std::string::npos) << u.message;
+}
+
+TEST_F(TensorFiles, NpyFloatVersion1) {
+  const std::vector<float> v = {1, 2, 3, 4, 5, 6.5f};
+  const auto file = write_npy("a.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", bytes_of(v));
+  const Tensor t = read_npy(file);
+  EXPECT_EQ(t.dtype(), DType::f32);
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(t.values<float>()[i], v[i]);
+  EXPECT_EQ(read_tensor_file(file).shape(), (Shape{2, 3}));  // dispatch by extension
+}
+
+TEST_F(TensorFiles, NpyIntegerBoolHalfAndVersion2) {
+  const auto i64 = write_npy("i.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }",
+                             bytes_of(std::vector<std::int64_t>{-1, 0, 1LL << 40}), 2);
+  EXPECT_EQ(read_npy(i64).values<std::int64_t>()[2], 1LL << 40);
+  const auto i32 = write_npy("j.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1), }",
+                             bytes_of(std::vector<std::int32_t>{-9}));
+  EXPECT_EQ(read_npy(i32).values<std::int32_t>()[0], -9);
+  const auto b = write_npy("b.npy", "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", std::string("\x01\x00", 2));
+  EXPECT_EQ(read_npy(b).dtype(), DType::boolean);
+  EXPECT_EQ(read_npy(b).values<std::uint8_t>()[0], 1);
+  const auto h = write_npy("h.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (), }",
+                           bytes_of(std::vector<std::uint16_t>{0x3C00}));  // 1.0
+  const Tensor scalar = read_npy(h);
+  EXPECT_EQ(scalar.shape().rank(), 0u);
+  EXPECT_EQ(f16_to_float(scalar.values<f16_t>()[0]), 1.0f);
+}
+
+TEST_F(TensorFiles, NpyRefusals) {
+  const auto fortran = write_npy("f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+                                 std::string(16, '\0'));
+  auto e = error_of([&] { read_npy(fortran); });
+  EXPECT_EQ(e.code, ErrorCode::unsupported);
+  EXPECT_NE(e.message.find(fortran), std::string::npos) << e.message;
+
+  const auto wide = write_npy("d.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
+  e = error_of([&] { read_npy(wide); });
+  EXPECT_EQ(e.code, ErrorCode::unsupported);
+  EXPECT_NE(e.message.find("<f8"), std::string::npos) << e.message;
+
+  const auto short_data = write_npy("s.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }",
+                                    std::string(12, '\0'));
+  e = error_of([&] { read_npy(short_data); });
+  EXPECT_EQ(e.code, ErrorCode::invalid_argument);
+  EXPECT_NE(e.message.find(short_data), std::string::npos) << e.message;
+
+  write_bytes("x.npy", "not numpy");
+  e = error_of([&] { read_npy(path("x.npy")); });
+  EXPECT_EQ(e.code, ErrorCode::invalid_argument);
+  EXPECT_NE(e.message.find("x.npy"), std::string::npos) << e.message;
+}
+
+}  // namespace

@@ -1,4 +1,4 @@
-// The LSTM op's attributes and shapes, parsed and checked once for every backend (docs/ops.md).
+// The LSTM op's attributes and shapes, parsed and checked once for every backend (docs/onnx-support.md).
 #pragma once
 
 #include <cstddef>

@@ -2,6 +2,7 @@
 // the opset-17 form (ONNX's version converter adapters are the reference for what changed when).
 #include "onnx/opset_rewrites.hpp"
 
+#include <cmath>
 #include <limits>
 
 #include "onnx/tensor_proto.hpp"
@@ -16,6 +17,16 @@ Tensor i64_vector(const std::vector<std::int64_t>& values) {
   return Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(values.size())}, values);
 }
 
+// `value` converted to an integer type, saturating: Clip's default bounds are ±FLT_MAX and a file
+// may hold any float, NaN included (which becomes 0, as Cast does).
+template <class Int>
+Int saturate(float value) {
+  if (std::isnan(value)) return 0;
+  if (value <= static_cast<float>(std::numeric_limits<Int>::min())) return std::numeric_limits<Int>::min();
+  if (value >= static_cast<float>(std::numeric_limits<Int>::max())) return std::numeric_limits<Int>::max();
+  return static_cast<Int>(value);
+}
+
 // A scalar of `dtype` holding `value` (the new min/max/value inputs of Clip and Pad).
 Tensor scalar_of(DType dtype, float value) {
   Tensor t(dtype, Shape{});
@@ -23,8 +34,8 @@ Tensor scalar_of(DType dtype, float value) {
     case DType::f32: t.values<float>()[0] = value; break;
     case DType::f16: t.values<f16_t>()[0] = float_to_f16(value); break;
     case DType::bf16: t.values<bf16_t>()[0] = float_to_bf16(value); break;
-    case DType::i64: t.values<std::int64_t>()[0] = static_cast<std::int64_t>(value); break;
-    case DType::i32: t.values<std::int32_t>()[0] = static_cast<std::int32_t>(value); break;
+    case DType::i64: t.values<std::int64_t>()[0] = saturate<std::int64_t>(value); break;
+    case DType::i32: t.values<std::int32_t>()[0] = saturate<std::int32_t>(value); break;
     case DType::boolean: t.values<std::uint8_t>()[0] = value != 0.0f; break;
   }
   return t;

@@ -1,5 +1,5 @@
 // The CPU backend: host memory, streams that run each call to completion, and the reference
-// kernel of every op in docs/ops.md.
+// kernel of every op in docs/onnx-support.md.
 #pragma once
 
 #include <memory>

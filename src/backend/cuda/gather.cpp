@@ -1,5 +1,5 @@
 // Gather along one axis. Indices are read on the device, so out-of-range values cannot raise an
-// error per request; the kernel clamps them (docs/ops.md records this CPU/CUDA difference).
+// error per request; the kernel clamps them (docs/onnx-support.md records this CPU/CUDA difference).
 #include "gather.cuh"
 
 #include "backend/cuda/cuda_op_kernel.hpp"

@@ -38,6 +38,22 @@ void throw_bad_shape(const KernelSpec& spec, const std::string& what) {
   throw Error(ErrorCode::shape_mismatch, describe(spec) + ": " + what);
 }
 
+std::vector<std::int64_t> constant_ints(const KernelSpec& spec, std::size_t index, const char* role) {
+  const Tensor* value = index < spec.constants.size() ? spec.constants[index] : nullptr;
+  if (!value)
+    throw_unsupported(spec, std::string(role) + " (input " + std::to_string(index) +
+                                ") must be a constant known when the model is compiled");
+  if (value->dtype() == DType::i64) {
+    const auto v = value->values<std::int64_t>();
+    return {v.begin(), v.end()};
+  }
+  if (value->dtype() == DType::i32) {
+    const auto v = value->values<std::int32_t>();
+    return {v.begin(), v.end()};
+  }
+  throw_unsupported(spec, std::string(role) + " must be i64 or i32, got " + std::string(dtype_name(value->dtype())));
+}
+
 #ifndef LOOM_HAVE_CUDA
 std::unique_ptr<Backend> make_cuda_backend(int) {
   throw Error(ErrorCode::backend, "this build of Loom has no CUDA backend (nvcc was not found at build time)");

@@ -139,4 +139,8 @@ int cuda_device_count() noexcept;
 [[noreturn]] void throw_unsupported(const KernelSpec& spec, const std::string& what);
 [[noreturn]] void throw_bad_shape(const KernelSpec& spec, const std::string& what);
 
+// The values of constant input `index` (an i64 or i32 initializer: axes, starts, K, repeats...)
+// as int64; Error(unsupported) naming node, op and `role` when it is absent or not constant.
+std::vector<std::int64_t> constant_ints(const KernelSpec& spec, std::size_t index, const char* role);
+
 }  // namespace loom::backend

@@ -14,20 +14,6 @@ std::int64_t checked_axis(const KernelSpec& spec, std::int64_t axis, std::size_t
   return axis < 0 ? axis + r : axis;
 }
 
-std::vector<std::int64_t> constant_ints(const KernelSpec& spec, std::size_t index, const char* role) {
-  const Tensor* value = index < spec.constants.size() ? spec.constants[index] : nullptr;
-  if (!value) throw_unsupported(spec, std::string(role) + " (input " + std::to_string(index) + ") must be a constant");
-  if (value->dtype() == DType::i64) {
-    const auto v = value->values<std::int64_t>();
-    return {v.begin(), v.end()};
-  }
-  if (value->dtype() == DType::i32) {
-    const auto v = value->values<std::int32_t>();
-    return {v.begin(), v.end()};
-  }
-  throw_unsupported(spec, std::string(role) + " must be i64 or i32, got " + std::string(dtype_name(value->dtype())));
-}
-
 void require_io(const KernelSpec& spec, std::size_t max_inputs, std::size_t outputs) {
   if (spec.inputs.empty() || spec.inputs.size() > max_inputs || !spec.inputs[0].present)
     throw_bad_shape(spec, "expects 1 to " + std::to_string(max_inputs) + " inputs, the first present");

@@ -11,23 +11,6 @@ namespace {
 
 std::string dims_text(const std::vector<std::int64_t>& dims) { return Shape(dims).to_string(); }
 
-// The values of constant input `index` as int64, or Error(unsupported) when it is not a constant.
-std::vector<std::int64_t> constant_ints(const KernelSpec& spec, std::size_t index, const char* role) {
-  const Tensor* value = index < spec.constants.size() ? spec.constants[index] : nullptr;
-  if (!value)
-    throw_unsupported(spec, std::string(role) + " (input " + std::to_string(index) +
-                                ") must be a constant known when the model is compiled");
-  if (value->dtype() == DType::i64) {
-    const auto v = value->values<std::int64_t>();
-    return {v.begin(), v.end()};
-  }
-  if (value->dtype() == DType::i32) {
-    const auto v = value->values<std::int32_t>();
-    return {v.begin(), v.end()};
-  }
-  throw_unsupported(spec, std::string(role) + " must be i64 or i32, got " + std::string(dtype_name(value->dtype())));
-}
-
 bool present(const KernelSpec& spec, std::size_t index) {
   return index < spec.inputs.size() && spec.inputs[index].present;
 }

@@ -256,3 +256,12 @@ std::string read_file(const std::string& path) {
 }
 
 }  // namespace loom::onnx_import
+
+namespace loom {
+
+std::optional<DType> dtype_from_onnx_code(std::int64_t code) noexcept {
+  if (code < 0 || code > 0x7fffffff) return std::nullopt;
+  return onnx_import::dtype_from_onnx(static_cast<std::int32_t>(code));
+}
+
+}  // namespace loom

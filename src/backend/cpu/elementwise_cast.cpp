@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include "loom/onnx.hpp"
 #include "backend/cpu/elementwise.hpp"
 #include "backend/cpu/elementwise_support.hpp"
 
@@ -34,18 +35,6 @@ D convert(S v) {
   }
 }
 
-// The dtype an ONNX TensorProto data type code names; nullopt for codes Loom has no dtype for.
-std::optional<DType> dtype_of_onnx_code(std::int64_t code) {
-  switch (code) {
-    case 1: return DType::f32;
-    case 6: return DType::i32;
-    case 7: return DType::i64;
-    case 9: return DType::boolean;
-    case 10: return DType::f16;
-    case 16: return DType::bf16;
-    default: return std::nullopt;
-  }
-}
 
 class CastKernel final : public OpKernel {
  public:
@@ -54,7 +43,7 @@ class CastKernel final : public OpKernel {
     require_output_count(spec, 1, 1);
     require_present(spec, 0, "input");
     const std::int64_t to = spec.node->attrs.get_int("to", -1);
-    const std::optional<DType> target = dtype_of_onnx_code(to);
+    const std::optional<DType> target = dtype_from_onnx_code(to);
     if (!target)
       throw_unsupported(spec, "to=" + std::to_string(to) +
                                   " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16)");

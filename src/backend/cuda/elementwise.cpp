@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/onnx.hpp"
 #include "cast.cuh"
 #include "elementwise.cuh"
 #include "elementwise_select.cuh"
@@ -155,23 +156,12 @@ class ClipKernel final : public CudaOpKernel {
   std::size_t count_ = 0;
 };
 
-std::optional<DType> dtype_of_onnx_code(std::int64_t code) {
-  switch (code) {
-    case 1: return DType::f32;
-    case 6: return DType::i32;
-    case 7: return DType::i64;
-    case 9: return DType::boolean;
-    case 10: return DType::f16;
-    case 16: return DType::bf16;
-    default: return std::nullopt;
-  }
-}
 
 class CastKernel final : public CudaOpKernel {
  public:
   explicit CastKernel(const KernelSpec& spec) : CudaOpKernel(spec) {
     const std::int64_t to = spec.node->attrs.get_int("to", -1);
-    const std::optional<DType> target = dtype_of_onnx_code(to);
+    const std::optional<DType> target = dtype_from_onnx_code(to);
     if (!target)
       throw_unsupported(spec, "to=" + std::to_string(to) +
                                   " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16)");

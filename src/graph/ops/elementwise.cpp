@@ -3,6 +3,7 @@
 // pointwise: it joins the Step that produces its input.
 #include <string>
 
+#include "loom/onnx.hpp"
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
 
@@ -145,20 +146,11 @@ std::vector<ValueInfo> infer_where(const Node& node, std::span<const ValueInfo* 
   return {out(node, 0, x.dtype, broadcast_shapes(broadcast_shapes(cond.shape, x.shape), y.shape))};
 }
 
-// ONNX TensorProto data type codes Loom has a dtype for.
+// Cast's `to`: an ONNX TensorProto data type code Loom has a dtype for.
 DType cast_target(std::int64_t code) {
-  switch (code) {
-    case 1: return DType::f32;
-    case 6: return DType::i32;
-    case 7: return DType::i64;
-    case 9: return DType::boolean;
-    case 10: return DType::f16;
-    case 16: return DType::bf16;
-    default:
-      fail(ErrorCode::unsupported, "to=" + std::to_string(code) +
-                                       " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, "
-                                       "10 f16, 16 bf16)");
-  }
+  if (const auto dtype = dtype_from_onnx_code(code)) return *dtype;
+  fail(ErrorCode::unsupported, "to=" + std::to_string(code) +
+                                   " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16)");
 }
 
 std::vector<ValueInfo> infer_cast(const Node& node, std::span<const ValueInfo* const> in,

@@ -1,14 +1,17 @@
-// The closed-loop load generator behind loom-bench.
+// The load generator behind loom-bench: closed loop or Poisson open loop.
 #include "bench_runner.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -29,7 +32,7 @@ struct Shared {
   Clock::time_point run_start;
   Clock::time_point measure_start;  // written once by the barrier, before anyone measures
   std::atomic<bool> measuring{false};
-  std::atomic<bool> stop{false};  // the measured phase has met its minimums: submit no more
+  std::atomic<bool> stop{false};  // the measured phase has met its minimums (or failed): submit no more
   std::atomic<bool> failed{false};
   std::atomic<std::size_t> satisfied{0};  // clients that completed min_requests
   std::atomic<std::size_t> finished{0};   // client threads that returned
@@ -47,11 +50,14 @@ struct Shared {
   }
 };
 
-// One model's closed loop. Completions arrive on the executor's post-process thread.
+bool open_loop(const LoadConfig& config) { return config.arrival_rate_per_s > 0; }
+
+// One model's load. Completions arrive on the executor's post-process thread.
 class Client {
  public:
-  Client(Executor& executor, const LoadTarget& target, Shared& shared)
-      : executor_(executor), target_(target), shared_(shared) {}
+  // `arrivals_ms`: the open loop's schedule (empty in a closed loop).
+  Client(Executor& executor, const LoadTarget& target, Shared& shared, std::vector<double> arrivals_ms)
+      : executor_(executor), target_(target), shared_(shared), arrivals_ms_(std::move(arrivals_ms)) {}
 
   // `arrive_and_wait` is the barrier every client passes between warm-up and measurement.
   void run(const std::function<void()>& arrive_and_wait) {
@@ -61,7 +67,12 @@ class Client {
       drain();
       arrived = true;
       arrive_and_wait();
-      if (!shared_.failed) measure();
+      if (!shared_.failed) {
+        if (open_loop(shared_.config))
+          measure_open_loop();
+        else
+          measure();
+      }
     } catch (...) {
       shared_.fail(std::current_exception());
     }
@@ -72,6 +83,8 @@ class Client {
   }
 
   std::size_t measured_done() const { return measured_done_.load(); }
+  // Requests the open loop will submit; 0 in a closed loop.
+  std::size_t planned() const { return arrivals_ms_.size(); }
   std::size_t warmup_done() const {
     std::lock_guard lock(mutex_);
     return warmup_done_;
@@ -91,7 +104,7 @@ class Client {
         shared_.run_start + std::chrono::duration_cast<Clock::duration>(
                                 std::chrono::duration<double, std::milli>(config.warmup_ms));
     while (!shared_.failed && Clock::now() < deadline) {
-      while (!shared_.failed && outstanding() < config.concurrency) submit(false);
+      while (!shared_.failed && outstanding() < config.concurrency) submit(false, target_.inputs);
       wait_for_free_slot();
     }
   }
@@ -100,7 +113,7 @@ class Client {
     const auto& config = shared_.config;
     bool satisfied = false;
     while (!shared_.stop) {
-      while (!shared_.stop && outstanding() < config.concurrency) submit(true);
+      while (!shared_.stop && outstanding() < config.concurrency) submit(true, target_.inputs);
       wait_for_free_slot();
       if (!satisfied && measured_done() >= config.min_requests) {
         satisfied = true;
@@ -112,14 +125,30 @@ class Client {
     }
   }
 
-  void submit(bool measured) {
-    std::vector<Tensor> inputs = target_.inputs;  // copied before the clock starts
+  // Each request is submitted at its scheduled arrival; a late one (after a submit that blocked)
+  // goes at once, its latency still counted from the schedule.
+  void measure_open_loop() {
+    for (double at_ms : arrivals_ms_) {
+      std::vector<Tensor> inputs = target_.inputs;  // copied before it is due
+      const auto due = shared_.measure_start + std::chrono::duration_cast<Clock::duration>(
+                                                   std::chrono::duration<double, std::milli>(at_ms));
+      // In slices, so that another model's failure ends a slow schedule promptly.
+      while (!shared_.stop && Clock::now() < due)
+        std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(50)));
+      if (shared_.stop) return;
+      submit(true, std::move(inputs), due);
+    }
+  }
+
+  // `inputs` is a copy made before the clock starts. `scheduled`: the open loop's arrival time,
+  // from which latency counts; otherwise latency counts from now.
+  void submit(bool measured, std::vector<Tensor> inputs, std::optional<Clock::time_point> scheduled = std::nullopt) {
     const std::size_t index = measured ? next_index_++ : 0;
     {
       std::lock_guard lock(mutex_);
       ++outstanding_;  // before submit(): the callback may run before submit() returns
     }
-    const auto start = Clock::now();
+    const auto start = scheduled ? *scheduled : Clock::now();
     try {
       executor_.submit(target_.model, std::move(inputs),
                        [this, measured, index, start](std::exception_ptr error, Outputs) {
@@ -172,6 +201,7 @@ class Client {
   Executor& executor_;
   const LoadTarget& target_;
   Shared& shared_;
+  const std::vector<double> arrivals_ms_;
   std::size_t next_index_ = 0;  // client thread only
   std::atomic<std::size_t> measured_done_{0};
 
@@ -190,6 +220,12 @@ LoadProgress progress_of(const Shared& shared, const std::vector<std::unique_ptr
   for (const auto& client : clients) progress.completed.push_back(client->measured_done());
   if (progress.warming_up) {
     progress.fraction = config.warmup_ms > 0 ? ms_between(shared.run_start, now) / config.warmup_ms : 1;
+  } else if (open_loop(config)) {
+    double fraction = 1;
+    for (std::size_t i = 0; i < clients.size(); ++i)
+      fraction = std::min(fraction, static_cast<double>(progress.completed[i]) /
+                                        static_cast<double>(std::max<std::size_t>(clients[i]->planned(), 1)));
+    progress.fraction = fraction;
   } else {
     double fraction = 1;
     for (std::size_t done : progress.completed)
@@ -204,10 +240,9 @@ LoadProgress progress_of(const Shared& shared, const std::vector<std::unique_ptr
 
 }  // namespace
 
-LoadResult run_closed_loop(Executor& executor, const std::vector<LoadTarget>& targets,
-                           const LoadConfig& config,
-                           const std::function<void(const LoadProgress&)>& on_tick) {
-  if (targets.empty()) throw std::invalid_argument("run_closed_loop: no models to run");
+LoadResult run_load(Executor& executor, const std::vector<LoadTarget>& targets, const LoadConfig& config,
+                    const std::function<void(const LoadProgress&)>& on_tick) {
+  if (targets.empty()) throw std::invalid_argument("run_load: no models to run");
   Shared shared;
   shared.config = config;
   shared.config.min_requests = std::max<std::size_t>(config.min_requests, 1);
@@ -215,7 +250,13 @@ LoadResult run_closed_loop(Executor& executor, const std::vector<LoadTarget>& ta
   shared.clients = targets.size();
 
   std::vector<std::unique_ptr<Client>> clients;
-  for (const auto& target : targets) clients.push_back(std::make_unique<Client>(executor, target, shared));
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    std::vector<double> arrivals;
+    if (open_loop(config))
+      arrivals = poisson_arrivals_ms(config.arrival_rate_per_s, shared.config.min_requests, config.min_duration_s,
+                                     config.arrival_seed + i);
+    clients.push_back(std::make_unique<Client>(executor, targets[i], shared, std::move(arrivals)));
+  }
 
   // All models start measuring at the same instant, after each has drained its warm-up.
   auto start_measuring = [&shared]() noexcept {
@@ -247,6 +288,22 @@ LoadResult run_closed_loop(Executor& executor, const std::vector<LoadTarget>& ta
   }
   result.measured_s = last_end_ms / 1000.0;
   return result;
+}
+
+std::vector<double> poisson_arrivals_ms(double rate_per_s, std::size_t min_count, double min_duration_s,
+                                        std::uint64_t seed) {
+  if (!(rate_per_s > 0) || !std::isfinite(rate_per_s))
+    throw std::invalid_argument("poisson_arrivals_ms: the rate must be a positive number");
+  std::mt19937_64 random(seed);
+  std::vector<double> arrivals;
+  double now_ms = 0;
+  while (arrivals.size() < min_count || now_ms < min_duration_s * 1000.0) {
+    // u in [0, 1) from the top 53 bits; -log(1 - u) is an exponential variate of mean 1.
+    const double u = static_cast<double>(random() >> 11) * 0x1.0p-53;
+    now_ms += -std::log1p(-u) / rate_per_s * 1000.0;
+    arrivals.push_back(now_ms);
+  }
+  return arrivals;
 }
 
 Timeline measured_phase(const Timeline& whole_run, std::size_t warmup_requests) {

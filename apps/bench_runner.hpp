@@ -1,5 +1,6 @@
-// The closed-loop load generator behind loom-bench: one client thread per model keeps a fixed
-// number of requests outstanding, so every chosen model shares the device at the same time.
+// The load generator behind loom-bench: one client thread per model, either keeping a fixed number
+// of requests outstanding (closed loop) or submitting at Poisson arrival times (open loop), so every
+// chosen model shares the device at the same time.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +19,13 @@ struct LoadConfig {
   std::size_t min_requests = 10;  // measured requests each model completes at least
   double warmup_ms = 200;         // closed-loop warm-up before measuring; 0 = none
   double min_duration_s = 0;      // the measured phase lasts at least this long
-  std::size_t concurrency = 1;    // requests outstanding per model
+  std::size_t concurrency = 1;    // closed loop: requests outstanding per model
+  // > 0: open loop. Each model's requests arrive as a Poisson process of this many requests per
+  // second (poisson_arrivals_ms() with arrival_seed + the model's index), until the model has
+  // min_requests arrivals and min_duration_s is covered; `concurrency` is then unused. The warm-up
+  // stays closed loop.
+  double arrival_rate_per_s = 0;
+  std::uint64_t arrival_seed = 1;
 };
 
 // One model to drive: the name it was loaded under and the inputs every request sends.
@@ -30,7 +37,7 @@ struct LoadTarget {
 // One measured request; times in ms from the start of the measured phase.
 struct RequestTiming {
   std::size_t index = 0;  // 0, 1, 2, ... in submission order, per model
-  double start_ms = 0;    // just before submit()
+  double start_ms = 0;    // closed loop: just before submit(); open loop: the scheduled arrival
   double end_ms = 0;      // when the executor reported the result ready
   double latency_ms() const { return end_ms - start_ms; }
 };
@@ -53,19 +60,29 @@ struct LoadProgress {
   std::vector<std::size_t> completed;  // measured requests done, per target
 };
 
-// Runs the warm-up, then the measured phase: each model keeps submitting until every model has
-// completed `min_requests` and `min_duration_s` has passed; requests still outstanding then are
-// waited for and counted. `on_tick` (may be empty) is called from the calling thread about four
-// times a second. Throws the first loom::Error (or other exception) a request raised, after all
-// outstanding requests have finished.
-LoadResult run_closed_loop(Executor& executor, const std::vector<LoadTarget>& targets,
-                           const LoadConfig& config,
-                           const std::function<void(const LoadProgress&)>& on_tick);
+// Runs the warm-up, then the measured phase. Closed loop: each model keeps submitting until every
+// model has completed `min_requests` and `min_duration_s` has passed; requests still outstanding
+// then are waited for and counted. Open loop: each model submits at its arrival times (a submit
+// that blocks on a full queue delays the next ones, whose latency still counts from their
+// scheduled arrival), then waits for its last result.
+// `on_tick` (may be empty) is called from the calling thread about four times a second. Throws the
+// first loom::Error (or other exception) a request raised, after all outstanding requests have
+// finished.
+LoadResult run_load(Executor& executor, const std::vector<LoadTarget>& targets, const LoadConfig& config,
+                    const std::function<void(const LoadProgress&)>& on_tick);
 
-// The measured phase of a timeline the executor recorded during run_closed_loop(): the events of
+// Arrival times in ms (from 0, increasing) of a Poisson process with `rate_per_s` arrivals per
+// second: exponential gaps drawn from a 64-bit Mersenne twister seeded with `seed` by inverting the
+// CDF, so the same arguments give the same times on every platform. Times are generated until
+// there are at least `min_count` and the last is at or after `min_duration_s`. Throws
+// std::invalid_argument when rate_per_s is not a positive finite number.
+std::vector<double> poisson_arrivals_ms(double rate_per_s, std::size_t min_count, double min_duration_s,
+                                        std::uint64_t seed);
+
+// The measured phase of a timeline the executor recorded during run_load(): the events of
 // the requests submitted after the warm-up, times shifted so that 0 is the first measured submit.
 // Relies on every warm-up request completing before the first measured one is submitted, which
-// run_closed_loop() guarantees. `warmup_requests`: all models' together (LoadResult).
+// run_load() guarantees. `warmup_requests`: all models' together (LoadResult).
 Timeline measured_phase(const Timeline& whole_run, std::size_t warmup_requests);
 
 }  // namespace loom::bench

@@ -1,6 +1,7 @@
 // loom-bench: runs the built-in default workload (or the built-in models named, and/or ONNX files)
-// closed-loop on one device, every model at the same time, and reports throughput and latency the
-// way trtexec does, or as one JSON document.
+// on one device, every model at the same time, closed loop or at Poisson arrival times, and reports
+// throughput and latency the way trtexec does, or as one JSON document; --compare runs the same
+// load under every scheduling policy and tabulates them against fifo and the makespan lower bound.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +36,7 @@ using loom::bench::LoadConfig;
 using loom::bench::LoadProgress;
 using loom::bench::LoadResult;
 using loom::bench::LoadTarget;
+using loom::bench::MakespanBound;
 
 const std::vector<std::string> kDefaultModels = {"resnet", "bert", "lstm"};
 // Always in the JSON report, whatever --percentile asks for, so scripts can rely on them.
@@ -56,11 +59,19 @@ struct BenchOptions {
   std::string policy = "fifo";
   std::string profile = "auto";
   std::size_t concurrency = 1;
+  double arrival_rate = 0;  // > 0: open loop, requests per second per model
+  bool compare = false;
   std::string export_times;
   std::string export_trace;
   bool json = false;
   std::uint64_t seed = 1;
+  std::string command;  // the command line, for the JSON report
+  // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
+  bool policy_given = false;
+  bool concurrency_given = false;
 };
+
+bool open_loop(const BenchOptions& options) { return options.arrival_rate > 0; }
 
 std::string format(const char* fmt, double value) {
   char text[64];
@@ -85,11 +96,15 @@ class ProgressBar {
  public:
   explicit ProgressBar(std::vector<std::string> models) : models_(std::move(models)), enabled_(isatty(2) != 0) {}
 
+  // Shown before the bar, e.g. the policy being measured by --compare.
+  void set_label(std::string label) { label_ = std::move(label); }
+
   void update(const LoadProgress& progress, std::size_t iterations) {
     if (!enabled_) return;
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(std::lround(progress.fraction * kWidth));
-    std::string line = "\r[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] ";
+    std::string line = "\r" + (label_.empty() ? "" : label_ + " ") + "[" + std::string(filled, '#') +
+                       std::string(kWidth - filled, '.') + "] ";
     line += format("%3.0f%% ", progress.fraction * 100);
     line += progress.warming_up ? "warming up" : "measuring";
     if (!progress.warming_up) {
@@ -110,6 +125,7 @@ class ProgressBar {
 
  private:
   std::vector<std::string> models_;
+  std::string label_;
   bool enabled_;
   bool drawn_ = false;
 };
@@ -132,11 +148,28 @@ std::string describe_values(const std::vector<loom::ValueInfo>& values) {
   return text;
 }
 
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : separator) + item;
+  return text;
+}
+
+std::string describe_load(const BenchOptions& options) {
+  if (open_loop(options))
+    return "open loop, Poisson arrivals at " + format("%g", options.arrival_rate) + " requests/s per model" +
+           " (model i's times from seed " + std::to_string(options.seed) + " + i), all models at once";
+  return "closed loop, " + std::to_string(options.concurrency) + " request(s) outstanding per model, all models at once";
+}
+
 void print_header(const BenchOptions& options, const loom::Executor& executor, const std::string& size,
-                  const std::vector<ModelReport>& reports) {
+                  const std::vector<ModelReport>& reports, const std::vector<std::string>& policies) {
   std::printf("=== Loom benchmark (loom-bench %s) ===\n", loom::version());
   std::printf("Device:       %s (backend: %s)\n", executor.device_name().c_str(), executor.backend_name().c_str());
-  std::printf("Policy:       %s\n", executor.policy_name().c_str());
+  if (options.compare)
+    std::printf("Policies:     %s (--compare: each on a fresh Executor, same models, inputs and load)\n",
+                join(policies, ", ").c_str());
+  else
+    std::printf("Policy:       %s\n", executor.policy_name().c_str());
   std::printf("Batch:        %lld\n", static_cast<long long>(options.batch));
   std::printf("Size:         %s%s\n", size.c_str(),
               options.size == "auto" ? " (auto: large on CUDA, small on the CPU)" : "");
@@ -144,11 +177,14 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   std::printf("Step costs:   %s\n", executor.profile_path() == "none"
                                        ? "roofline estimates (no device profile; see loom-profile)"
                                        : ("profile " + executor.profile_path()).c_str());
-  std::printf("Load:         closed loop, %zu request(s) outstanding per model, all models at once\n",
-              options.concurrency);
-  std::printf("Warm-up:      %g ms\n", options.warmup_ms);
-  std::printf("Measurement:  at least %zu requests per model and at least %g s\n", options.iterations,
-              options.duration_s);
+  std::printf("Load:         %s\n", describe_load(options).c_str());
+  std::printf("Warm-up:      %g ms (closed loop)\n", options.warmup_ms);
+  if (open_loop(options))
+    std::printf("Measurement:  arrivals until each model has at least %zu requests and %g s is covered\n",
+                options.iterations, options.duration_s);
+  else
+    std::printf("Measurement:  at least %zu requests per model and at least %g s\n", options.iterations,
+                options.duration_s);
   std::printf("Models:\n");
   int name_width = 8;
   for (const auto& report : reports) name_width = std::max(name_width, static_cast<int>(report.name.size()));
@@ -184,7 +220,12 @@ void print_utilization(const loom::UtilizationSummary& summary, const std::vecto
     std::printf("  %-22s %5.1f%%\n", track.track.c_str(), track.busy_fraction * 100);
 }
 
-void print_summary(const std::vector<ModelReport>& reports, double total_qps,
+// Where latency is counted from, in the words of the reports.
+const char* latency_origin(const BenchOptions& options) {
+  return open_loop(options) ? "scheduled arrival" : "submit";
+}
+
+void print_summary(const BenchOptions& options, const std::vector<ModelReport>& reports, double total_qps,
                    std::size_t total_requests, double measured_s) {
   std::printf("\n=== Performance summary ===\n");
   for (const auto& report : reports) {
@@ -198,7 +239,25 @@ void print_summary(const std::vector<ModelReport>& reports, double total_qps,
     if (!line.empty()) std::printf("%s\n", line.c_str());
   }
   std::printf("Total throughput: %.2f qps (%zu requests in %.3f s)\n", total_qps, total_requests, measured_s);
-  std::printf("Latency is submit -> result ready; percentiles are nearest-rank over the sorted latencies.\n");
+  std::printf("Latency is %s -> result ready; percentiles are nearest-rank over the sorted latencies.\n",
+              latency_origin(options));
+}
+
+// {"mode": "closed", "concurrency": N} or {"mode": "open", "arrival_rate_per_s": R, "seed": S}.
+nlohmann::ordered_json load_json(const BenchOptions& options) {
+  nlohmann::ordered_json load;
+  if (open_loop(options)) {
+    load["mode"] = "open";
+    load["arrival_rate_per_s"] = options.arrival_rate;
+    load["seed"] = options.seed;
+  } else {
+    load["mode"] = "closed";
+    load["concurrency"] = options.concurrency;
+  }
+  load["iterations"] = options.iterations;
+  load["duration_s"] = options.duration_s;
+  load["latency_from"] = latency_origin(options);
+  return load;
 }
 
 nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Executor& executor,
@@ -212,6 +271,7 @@ nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Exec
   doc["profile"] = executor.profile_path();
   doc["batch"] = options.batch;
   doc["size"] = size;
+  doc["load"] = load_json(options);
   doc["models"] = nlohmann::ordered_json::array();
   for (const auto& report : reports) {
     nlohmann::ordered_json latency;
@@ -264,6 +324,146 @@ void write_times(std::ofstream& out, const LoadResult& result) {
     times.push_back(std::move(entry));
   }
   out << times.dump(1) << '\n';
+}
+
+// One policy's run under --compare, summarised.
+struct PolicyRun {
+  std::string policy;
+  std::vector<ModelReport> reports;  // per model; qps over the makespan
+  std::size_t requests = 0;
+  double makespan_ms = 0;  // first measured submit (open loop: arrival) to last completion
+  double throughput_qps = 0;
+  MakespanBound bound;
+  double busy_fraction = 0;  // Steps on the streams over the makespan
+};
+
+// The measured requests of `result` and the timeline of the run, folded into the --compare row.
+PolicyRun summarize_policy_run(const std::string& policy, const std::vector<ModelReport>& loaded,
+                               const LoadResult& result, const loom::Timeline& measured_trace,
+                               const std::vector<double>& percentiles) {
+  PolicyRun run;
+  run.policy = policy;
+  double first_ms = 0, last_ms = 0;
+  bool any = false;
+  std::vector<loom::bench::RequestArrival> arrivals;
+  std::vector<loom::ModelInfo> infos;
+  for (std::size_t i = 0; i < result.models.size(); ++i) {
+    infos.push_back(loaded[i].info);
+    for (const auto& t : result.models[i].requests) {
+      first_ms = any ? std::min(first_ms, t.start_ms) : t.start_ms;
+      last_ms = any ? std::max(last_ms, t.end_ms) : t.end_ms;
+      any = true;
+      arrivals.push_back({i, t.start_ms * 1000.0});
+      ++run.requests;
+    }
+  }
+  run.makespan_ms = last_ms - first_ms;
+  run.throughput_qps = run.makespan_ms > 0 ? static_cast<double>(run.requests) / (run.makespan_ms / 1000.0) : 0;
+  run.bound = loom::bench::makespan_lower_bound(infos, arrivals);
+  // The measured trace starts (0) at the first measured submit, which is where the makespan starts.
+  run.busy_fraction = loom::bench::step_busy_fraction(measured_trace, 0, run.makespan_ms * 1000.0);
+  for (std::size_t i = 0; i < result.models.size(); ++i) {
+    ModelReport report = loaded[i];
+    std::vector<double> latencies;
+    for (const auto& t : result.models[i].requests) latencies.push_back(t.latency_ms());
+    report.requests = latencies.size();
+    report.qps = run.makespan_ms > 0 ? static_cast<double>(latencies.size()) / (run.makespan_ms / 1000.0) : 0;
+    std::sort(latencies.begin(), latencies.end());
+    report.latency = loom::bench::summarize(latencies, percentiles);
+    report.sorted_ms = std::move(latencies);
+    run.reports.push_back(std::move(report));
+  }
+  return run;
+}
+
+// The run the ratios are taken against: fifo, else the first.
+const PolicyRun& baseline_run(const std::vector<PolicyRun>& runs) {
+  for (const auto& run : runs)
+    if (run.policy == "fifo") return run;
+  return runs.front();
+}
+
+double ratio(double value, double base) { return base > 0 ? value / base : 0; }
+
+void print_comparison(const BenchOptions& options, const loom::Executor& executor, const std::vector<PolicyRun>& runs) {
+  const PolicyRun& base = baseline_run(runs);
+  int policy_width = 8;
+  for (const auto& run : runs) policy_width = std::max(policy_width, static_cast<int>(run.policy.size()));
+  std::printf("\n=== Policy comparison (%s) ===\n", describe_load(options).c_str());
+  const std::string vs = "vs " + base.policy;
+  std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s\n", policy_width, "policy", "throughput", vs.c_str(), "makespan",
+              vs.c_str(), "lower bound", "makespan", "busy");
+  std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s\n", policy_width, "", "(qps)", "", "(ms)", "", "(ms)", "/ bound", "");
+  for (const auto& run : runs) {
+    std::printf("%-*s %11.2f %7.2fx %12.3f %7.2fx %12.3f %9.2f %5.1f%%\n", policy_width, run.policy.c_str(),
+                run.throughput_qps, ratio(run.throughput_qps, base.throughput_qps), run.makespan_ms,
+                ratio(run.makespan_ms, base.makespan_ms), run.bound.lower_us / 1000.0,
+                ratio(run.makespan_ms * 1000.0, run.bound.lower_us), run.busy_fraction * 100);
+  }
+  std::printf("\nLatency per model, p50 / p99 in ms (from %s):\n", latency_origin(options));
+  std::vector<std::string> cells;
+  int cell_width = 16;
+  for (const auto& report : runs.front().reports) cell_width = std::max(cell_width, static_cast<int>(report.name.size()));
+  std::printf("%-*s", policy_width, "policy");
+  for (const auto& report : runs.front().reports) std::printf("  %*s", cell_width, report.name.c_str());
+  std::printf("\n");
+  for (const auto& run : runs) {
+    std::printf("%-*s", policy_width, run.policy.c_str());
+    for (const auto& report : run.reports) {
+      const std::string cell = format("%.3f", loom::bench::nearest_rank(report.sorted_ms, 50)) + " / " +
+                               format("%.3f", loom::bench::nearest_rank(report.sorted_ms, 99));
+      std::printf("  %*s", cell_width, cell.c_str());
+    }
+    std::printf("\n");
+  }
+  const std::string costs = executor.profile_path() == "none"
+                                ? "roofline estimates"
+                                : "profile " + executor.profile_path() + ", roofline where it has no time";
+  std::printf("\nThroughput = measured requests / makespan; makespan = first %s -> last completion.\n"
+              "Lower bound = the simulator's, max(resource bound, chain bound), from the Step costs (%s).\n"
+              "Busy = union of the Steps on all streams over the makespan%s.\n",
+              open_loop(options) ? "arrival" : "submit", costs.c_str(),
+              executor.backend_name() == "cpu" ? " (the CPU backend's streams: CPU busy, not a GPU figure)" : "");
+}
+
+nlohmann::ordered_json comparison_json(const BenchOptions& options, const loom::Executor& executor,
+                                       const std::string& size, const std::vector<PolicyRun>& runs) {
+  nlohmann::ordered_json doc;
+  doc["device"] = executor.device_name();
+  doc["backend"] = executor.backend_name();
+  doc["profile"] = executor.profile_path();
+  doc["version"] = loom::version();
+  doc["command"] = options.command;
+  doc["batch"] = options.batch;
+  doc["size"] = size;
+  doc["precision"] = options.fp16 ? "f16" : "f32";
+  doc["load"] = load_json(options);
+  doc["baseline"] = baseline_run(runs).policy;
+  doc["policies"] = nlohmann::ordered_json::array();
+  for (const auto& run : runs) {
+    nlohmann::ordered_json entry;
+    entry["policy"] = run.policy;
+    entry["requests"] = run.requests;
+    entry["throughput_qps"] = rounded(run.throughput_qps, 3);
+    entry["makespan_ms"] = rounded(run.makespan_ms, 4);
+    entry["lower_bound_ms"] = rounded(run.bound.lower_us / 1000.0, 4);
+    entry["resource_bound_ms"] = rounded(run.bound.resource_us / 1000.0, 4);
+    entry["chain_bound_ms"] = rounded(run.bound.chain_us / 1000.0, 4);
+    entry["makespan_over_bound"] = rounded(ratio(run.makespan_ms * 1000.0, run.bound.lower_us), 4);
+    entry["busy_percent"] = rounded(run.busy_fraction * 100, 2);
+    entry["models"] = nlohmann::ordered_json::array();
+    for (const auto& report : run.reports) {
+      nlohmann::ordered_json model;
+      model["name"] = report.name;
+      model["requests"] = report.requests;
+      model["throughput_qps"] = rounded(report.qps, 3);
+      model["p50_ms"] = rounded(loom::bench::nearest_rank(report.sorted_ms, 50), 4);
+      model["p99_ms"] = rounded(loom::bench::nearest_rank(report.sorted_ms, 99), 4);
+      entry["models"].push_back(std::move(model));
+    }
+    doc["policies"].push_back(std::move(entry));
+  }
+  return doc;
 }
 
 // What --shapes, --dims and --input-range say about the ONNX models' inputs.
@@ -352,6 +552,12 @@ int run_bench(BenchOptions options) {
     throw cli::UsageError("--shapes, --dims and --input-range apply to --onnx models, and none is given");
   for (double p : options.percentiles)
     if (!(p > 0 && p <= 100)) throw cli::UsageError("--percentile: " + format("%g", p) + " is not in (0, 100]");
+  if (options.compare && options.policy_given)
+    throw cli::UsageError("--compare runs every policy; drop --policy (or drop --compare to run one)");
+  if (options.compare && (!options.export_trace.empty() || !options.export_times.empty()))
+    throw cli::UsageError("--exportTrace and --exportTimes record one policy's run; use --policy=NAME instead of --compare");
+  if (open_loop(options) && options.concurrency_given)
+    throw cli::UsageError("--concurrency sets the closed loop and --arrival-rate the open loop; give one of them");
 
   if (options.fp16) {
     const bool cpu = options.device == "cpu" || (options.device == "auto" && loom::cuda_device_count() == 0);
@@ -372,18 +578,20 @@ int run_bench(BenchOptions options) {
     if (!trace_file) throw cli::UsageError("--exportTrace: cannot write '" + options.export_trace + "'");
   }
 
+  // --compare runs every policy, each on a fresh Executor recording a timeline (for busy %).
+  const std::vector<std::string> policies = options.compare ? loom::policy_names() : std::vector{options.policy};
   loom::ExecutorOptions executor_options;
   executor_options.device = options.device;
-  executor_options.policy = options.policy;
+  executor_options.policy = policies.front();
   executor_options.profile = options.profile;
   executor_options.compute_dtype = options.fp16 ? loom::DType::f16 : loom::DType::f32;
-  executor_options.record_timeline = trace_file.is_open();
-  loom::Executor executor(executor_options);
-  if (options.fp16 && executor.backend_name() != "cuda")
-    throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor.device_name());
+  executor_options.record_timeline = trace_file.is_open() || options.compare;
+  auto executor = std::make_unique<loom::Executor>(executor_options);
+  if (options.fp16 && executor->backend_name() != "cuda")
+    throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
 
   const std::string size_text =
-      options.size == "auto" ? (executor.backend_name() == "cuda" ? "large" : "small") : options.size;
+      options.size == "auto" ? (executor->backend_name() == "cuda" ? "large" : "small") : options.size;
   const auto size = loom::workloads::size_from_name(size_text);
 
   // Built-in models first, then the ONNX files in the order given; model i draws its random
@@ -401,36 +609,64 @@ int run_bench(BenchOptions options) {
     options.models.push_back(name);
     models.emplace_back(name, std::move(model));
   }
-
   std::vector<LoadTarget> targets;
-  std::vector<ModelReport> reports;
-  for (std::size_t i = 0; i < models.size(); ++i) {
-    const auto& [name, model] = models[i];
-    targets.push_back({name, loom::random_inputs(model, options.seed + i)});
-    executor.load(model, name);
-    ModelReport report;
-    report.name = name;
-    report.info = executor.model_info(name);
-    reports.push_back(std::move(report));
-  }
-  if (!options.json) print_header(options, executor, size_text, reports);
+  for (std::size_t i = 0; i < models.size(); ++i)
+    targets.push_back({models[i].first, loom::random_inputs(models[i].second, options.seed + i)});
 
   LoadConfig config;
   config.min_requests = options.iterations;
   config.warmup_ms = options.warmup_ms;
   config.min_duration_s = options.duration_s;
   config.concurrency = options.concurrency;
-  ProgressBar bar(options.models);
+  config.arrival_rate_per_s = options.arrival_rate;
+  config.arrival_seed = options.seed;
+
+  // One run per policy: the same models, inputs and load (the open loop's arrival times come from
+  // the seed, so every policy sees the same ones).
+  std::vector<ModelReport> reports;
   LoadResult result;
-  try {
-    result = loom::bench::run_closed_loop(executor, targets, config,
-                                          [&](const LoadProgress& p) { bar.update(p, options.iterations); });
-  } catch (...) {
+  std::vector<PolicyRun> runs;
+  ProgressBar bar(options.models);
+  for (std::size_t p = 0; p < policies.size(); ++p) {
+    if (p > 0) {
+      executor.reset();  // the previous one's device memory is freed before the next loads
+      executor_options.policy = policies[p];
+      executor = std::make_unique<loom::Executor>(executor_options);
+    }
+    reports.clear();
+    for (const auto& [name, model] : models) {
+      executor->load(model, name);
+      ModelReport report;
+      report.name = name;
+      report.info = executor->model_info(name);
+      reports.push_back(std::move(report));
+    }
+    if (p == 0 && !options.json) print_header(options, *executor, size_text, reports, policies);
+    if (options.compare) bar.set_label(policies[p] + " (" + std::to_string(p + 1) + "/" + std::to_string(policies.size()) + ")");
+    try {
+      result = loom::bench::run_load(*executor, targets, config,
+                                     [&](const LoadProgress& progress) { bar.update(progress, options.iterations); });
+    } catch (...) {
+      bar.clear();
+      throw;
+    }
     bar.clear();
-    throw;
+    executor->shutdown();
+    if (options.compare) {
+      std::size_t warmup_requests = 0;
+      for (const auto& model : result.models) warmup_requests += model.warmup_requests;
+      runs.push_back(summarize_policy_run(policies[p], reports,
+                                          result, loom::bench::measured_phase(executor->timeline(), warmup_requests),
+                                          options.percentiles));
+    }
   }
-  bar.clear();
-  executor.shutdown();
+  if (options.compare) {
+    if (options.json)
+      std::cout << comparison_json(options, *executor, size_text, runs).dump(2) << std::endl;
+    else
+      print_comparison(options, *executor, runs);
+    return 0;
+  }
 
   std::size_t total_requests = 0;
   const double measured_s = result.measured_s;
@@ -453,16 +689,16 @@ int run_bench(BenchOptions options) {
   if (trace_file.is_open()) {
     std::size_t warmup_requests = 0;
     for (const auto& model : result.models) warmup_requests += model.warmup_requests;
-    trace = loom::bench::measured_phase(executor.timeline(), warmup_requests);
+    trace = loom::bench::measured_phase(executor->timeline(), warmup_requests);
     utilization = trace.utilization();
   }
   const loom::UtilizationSummary* recorded = trace_file.is_open() ? &utilization : nullptr;
 
   if (options.json) {
-    std::cout << json_report(options, executor, size_text, reports, total_qps, measured_s, recorded).dump(2)
+    std::cout << json_report(options, *executor, size_text, reports, total_qps, measured_s, recorded).dump(2)
               << std::endl;
   } else {
-    print_summary(reports, total_qps, total_requests, measured_s);
+    print_summary(options, reports, total_qps, total_requests, measured_s);
     if (recorded) print_utilization(utilization, options.models);
   }
   if (trace_file.is_open()) {
@@ -492,13 +728,33 @@ const char* kFooter = R"(Which models run:
 
 How it measures:
   Every chosen model is loaded into one Executor and driven by its own client thread, all at the
-  same time, so the models share the device. Each client keeps --concurrency requests outstanding
-  (closed loop): a new request is submitted as soon as one completes. After --warmUp, every model
-  drains its warm-up requests and measurement starts for all models at the same instant. Each model
-  keeps submitting until every model has completed --iterations requests and --duration has passed.
-  Latency = submit() -> result ready (ms). Percentiles are nearest-rank: the value at rank ceil(P/100 * n)
-  of the n sorted latencies. Throughput = completed requests / wall time of the measured phase
-  (total, and per model over the same wall time).
+  same time, so the models share the device. After --warmUp (closed loop), every model drains its
+  warm-up requests and measurement starts for all models at the same instant. Two load modes:
+    closed loop (default): each client keeps --concurrency requests outstanding, submitting a new
+      one as soon as one completes, until every model has completed --iterations requests and
+      --duration has passed. Latency = submit() -> result ready (ms).
+    open loop (--arrival-rate=R): each model's requests arrive as a Poisson process of R requests
+      per second (exponential gaps from a generator seeded with --seed + the model's index, so a
+      rerun, or every policy of --compare, sees the same arrival times); the client sleeps until
+      each arrival and submits it, however many are outstanding. Arrivals continue until the model
+      has --iterations of them and --duration is covered. Latency = scheduled arrival -> result
+      ready, so time spent queued (even a submit() blocked on a full queue) counts.
+  Percentiles are nearest-rank: the value at rank ceil(P/100 * n) of the n sorted latencies.
+  Throughput = completed requests / wall time of the measured phase (total, and per model over the
+  same wall time).
+
+Comparing policies (--compare):
+  Runs the workload once per built-in policy (--list-policies), each on a fresh Executor with the
+  same models, inputs and load, recording a timeline, and prints one row per policy: throughput
+  (measured requests / makespan), makespan (first submit or arrival -> last completion), the
+  lower bound on that makespan from the Step costs (the simulator's: max of the resource bound,
+  the larger of total compute and total memory time over all requests, and the chain bound, the
+  latest arrival + model alone over all requests), makespan / bound, busy % (union of the Steps on
+  all streams over the makespan; on the CPU backend that is CPU time, not a GPU figure), and
+  p50 / p99 per model; ratios are against fifo. Step costs come from the device profile where it has them, else roofline estimates.
+  In a closed loop each request is submitted when an earlier one completes, so the arrivals (and
+  the chain bound) follow the schedule being measured; the open loop (--arrival-rate) gives every
+  policy the same arrivals and the same bound.
   --exportTrace records a timeline (timed events around every Step and copy, the dispatcher's
   decisions, each request's life) and writes the measured phase: the requests submitted after the
   warm-up, time 0 = the first of them. Busy % per stream = the union of its events over that span;
@@ -510,6 +766,9 @@ Examples:
   loom-bench                                  all three models, device auto
   loom-bench --device=cpu --iterations=3      quick CPU run
   loom-bench --models=resnet,lstm --batch=8 --concurrency=2 --json
+  loom-bench --arrival-rate=200 --duration=5  open loop: 200 requests/s per model for 5 s
+  loom-bench --compare --iterations=100       every policy on the same closed-loop load
+  loom-bench --compare --arrival-rate=300 --duration=3 --json      every policy, open loop, as JSON
   loom-bench --exportTrace=trace.json         timeline of the measured phase, busy % per stream
   loom-bench --onnx=yolov8n.onnx --shapes=images:1x3x640x640
   loom-bench --onnx=minilm.onnx --dims=sequence_length=128 --input-range=input_ids:0,30522 --batch=8
@@ -519,6 +778,7 @@ Examples:
 
 int main(int argc, char** argv) {
   BenchOptions options;
+  bool list_policies = false;
   CLI::App app{"Runs Loom's built-in models (resnet, bert, lstm) and/or ONNX files at the same time on one\n"
                "device and reports throughput and latency, like trtexec.",
                "loom-bench"};
@@ -592,19 +852,30 @@ int main(int argc, char** argv) {
     app.add_flag("--fp16", options.fp16, "Compute in f16 on the device (CUDA only; requests keep the model's own dtypes)");
     std::string policy_choices;
     for (const auto& name : loom::policy_names()) policy_choices += (policy_choices.empty() ? "" : "|") + name;
-    app.add_option("--policy", options.policy, "Scheduling policy: which model's next Step runs next")
+    app.add_option("--policy", options.policy,
+                   "Scheduling policy: which model's next Step runs next; built in: " + join(loom::policy_names(), ", "))
         ->check(CLI::IsMember(loom::policy_names()).description(""))
         ->type_name(policy_choices)
         ->capture_default_str();
+    app.add_flag("--compare", options.compare,
+                 "Run the same workload (models, inputs, load) under every policy, one after the other, and print "
+                 "a table: throughput, makespan, lower bound, busy %, p50/p99 per model, ratios vs fifo");
+    app.add_flag("--list-policies", list_policies, "Print the built-in policy names, one a line, and exit");
     app.add_option("--profile", options.profile,
                    "Device profile with measured Step costs (written by loom-profile): auto = "
                    "profiles/<device>.json found via $LOOM_PROFILE_DIR, ./profiles or the install; none = "
                    "roofline estimates; or a file path")
         ->type_name("auto|none|FILE")
         ->capture_default_str();
-    app.add_option("--concurrency", options.concurrency, "Requests outstanding per model (closed loop)")
+    app.add_option("--concurrency", options.concurrency, "Closed loop: requests outstanding per model")
         ->check(cli::positive_integer())
         ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--arrival-rate", options.arrival_rate,
+                   "Open loop: Poisson arrivals at R requests per second per model (seeded by --seed), "
+                   "latency from the scheduled arrival; 0 = closed loop")
+        ->check(cli::non_negative_number())
+        ->type_name("R")
         ->capture_default_str();
     app.add_option("--exportTimes", options.export_times,
                    "Write every measured request to FILE as a JSON array: model, request, start_ms, end_ms, "
@@ -615,7 +886,8 @@ int main(int argc, char** argv) {
                    "chrome://tracing; scripts/render-timeline draws it); also reports busy % per stream")
         ->type_name("FILE");
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
-    app.add_option("--seed", options.seed, "Seed of the random request inputs (model i uses seed + i)")
+    app.add_option("--seed", options.seed,
+                   "Seed of the random request inputs and of the open loop's arrival times (model i uses seed + i)")
         ->type_name("N")
         ->capture_default_str();
   } catch (const std::exception& e) {
@@ -628,6 +900,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (list_policies) {
+    for (const auto& name : loom::policy_names()) std::printf("%s\n", name.c_str());
+    return 0;
+  }
+  options.policy_given = app.count("--policy") > 0;
+  options.concurrency_given = app.count("--concurrency") > 0;
+  for (int i = 0; i < argc; ++i) options.command += (i > 0 ? " " : "") + std::string(argv[i]);
 
   return cli::run_guarded("loom-bench", [&] { return run_bench(options); });
 }

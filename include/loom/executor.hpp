@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loom/model.hpp"
+#include "loom/policy.hpp"
 #include "loom/tensor.hpp"
 #include "loom/trace.hpp"
 
@@ -18,14 +19,17 @@ namespace loom {
 struct ExecutorOptions {
   // "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda" or "cuda:N".
   std::string device = "auto";
-  // A name from policy_names().
+  // A name from policy_names(), and the idle-time policy's tuning (window, starvation limit,
+  // blocks).
   std::string policy = "fifo";
+  PolicyOptions policy_options;
   // Precision of weights and activations on the device: f32, or f16 (CUDA only). Requests are
   // always given and returned in the model's own dtypes; the pre/post stages convert.
   DType compute_dtype = DType::f32;
   // Requests each pipeline queue holds before submit() blocks.
   std::size_t queue_capacity = 64;
-  // Steps launched on the device and not yet finished, across all models.
+  // Steps launched on the device and not yet finished, across all models. Not applied under a
+  // policy that is not bounded() (the "streams" baseline launches everything at once).
   std::size_t max_inflight_steps = 8;
   // Device profile with measured Step costs: "auto" (find_profile() for this device), "none", or
   // a path to a profile JSON file (an unreadable file is an Error(invalid_argument)).

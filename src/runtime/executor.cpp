@@ -5,6 +5,7 @@
 //   post-process: wait for the request's last Step, copy outputs out, convert back, complete
 #include "loom/executor.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -19,6 +20,7 @@
 #include "runtime/bounded_queue.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
+#include "sched/device_shadow.hpp"
 #include "trace/nvtx.hpp"
 #include "trace/request_recorder.hpp"
 
@@ -79,7 +81,7 @@ struct Executor::Impl {
         to_pre(options.queue_capacity),
         to_exec(options.queue_capacity),
         to_post(options.queue_capacity) {
-    policy = make_policy(options.policy);
+    policy = make_policy(options.policy, options.policy_options);
     if (options.compute_dtype != DType::f32 && options.compute_dtype != DType::f16)
       throw Error(ErrorCode::invalid_argument, "compute_dtype must be f32 or f16");
     device_holder = backend::open_backend(options.device);
@@ -151,6 +153,10 @@ struct Executor::Impl {
     std::vector<RequestPtr> live;
     std::deque<std::unique_ptr<backend::Event>> inflight;
     std::vector<StepCandidate> candidates;
+    // The AcceleratorState policies see: the Steps launched, placed by their estimated costs.
+    AcceleratorState empty;
+    empty.onchip_capacity_bytes = device->onchip_bytes();
+    sched::DeviceShadow shadow(empty);
     for (;;) {
       if (live.empty()) {
         auto item = to_exec.pop();
@@ -193,15 +199,21 @@ struct Executor::Impl {
         c.working_set_bytes = step.working_set_bytes;
         c.passed_over = r->passed_over;
         c.priority = r->options.priority;
+        const auto& steps = r->model->plan().steps;
+        c.lookahead_count = std::min(kMaxLookahead, steps.size() - r->next_step - 1);
+        for (std::size_t k = 0; k < c.lookahead_count; ++k) {
+          const auto& ahead = steps[r->next_step + 1 + k].info;
+          c.lookahead[k] = {ahead.compute_us, ahead.memory_us, ahead.working_set_bytes};
+        }
         candidates.push_back(c);
       }
-      AcceleratorState state;
-      state.now_us = now_us();
-      state.onchip_capacity_bytes = device->onchip_bytes();
-      std::size_t chosen = policy->pick(candidates, state);
+      shadow.advance_to(now_us());
+      std::size_t chosen = policy->pick(candidates, shadow.state());
       if (chosen >= live.size()) chosen = 0;  // a policy bug must not crash the executor
       for (std::size_t i = 0; i < live.size(); ++i)
         if (i != chosen) ++live[i]->passed_over;
+      live[chosen]->passed_over = 0;  // its next Step is a new candidate
+      shadow.launch(candidates[chosen].cost());
 
       RequestPtr& request = live[chosen];
       auto& model = *request->model;
@@ -220,11 +232,12 @@ struct Executor::Impl {
         ++request->next_step;
         inflight.push_back(model.stream().record());
         // Bound the work queued ahead of the device so the policy's later choices still matter.
-        while (inflight.size() > options.max_inflight_steps) {
+        while (policy->bounded() && inflight.size() > options.max_inflight_steps) {
           inflight.front()->synchronize();
           inflight.pop_front();
         }
         while (!inflight.empty() && inflight.front()->ready()) inflight.pop_front();
+        if (inflight.empty()) shadow.idle_at(now_us());
         if (request->next_step == model.plan().steps.size()) {
           request->finished = model.stream().record();
           finished = true;

@@ -111,6 +111,11 @@ std::vector<ScheduledStep> run_schedule(const Workload& workload, const std::vec
       c.working_set_bytes = step.onchip_bytes;
       c.passed_over = r.passed_over;
       c.priority = request.priority;
+      c.lookahead_count = std::min(kMaxLookahead, model.steps.size() - r.next_step - 1);
+      for (std::size_t k = 0; k < c.lookahead_count; ++k) {
+        const SimStep& ahead = model.steps[r.next_step + 1 + k];
+        c.lookahead[k] = {ahead.compute_us, ahead.memory_us, ahead.onchip_bytes};
+      }
       candidates.push_back(c);
     }
     std::erase_if(held, [&](const Reservation& r) { return r.release_us <= now; });
@@ -186,6 +191,7 @@ std::vector<ScheduledStep> run_schedule(const Workload& workload, const std::vec
 SimResult simulate(const Workload& workload, SchedulingPolicy& policy) {
   const std::vector<std::size_t> model_of = detail::check_workload(workload);
   SimResult result;
+  policy.reset();  // a policy reused across runs starts each one afresh: same input, same result
   result.schedule = run_schedule(workload, model_of, policy, &result.timeline);
 
   // Per request: first memory start, last compute end.

@@ -1,5 +1,6 @@
 // Test policies and workloads for the simulator tests: a policy that follows a script, one that
-// always takes the newest request, and MISSION.md §1's two-model example.
+// always takes the newest request, a recorder around any policy, and MISSION.md §1's two-model
+// example.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -70,6 +71,24 @@ class NewestFirstPolicy final : public RecordingPolicy {
     });
     return static_cast<std::size_t>(newest - candidates.begin());
   }
+};
+
+// Passes every decision to `inner` and records what it was shown and answered.
+class RecordingWrapper final : public SchedulingPolicy {
+ public:
+  explicit RecordingWrapper(SchedulingPolicy& inner) : inner_(inner) {}
+  std::string_view name() const noexcept override { return inner_.name(); }
+  bool bounded() const noexcept override { return inner_.bounded(); }
+  void reset() noexcept override { inner_.reset(); }
+  std::size_t pick(std::span<const StepCandidate> candidates, const AcceleratorState& state) override {
+    const std::size_t choice = inner_.pick(candidates, state);
+    decisions.push_back({{candidates.begin(), candidates.end()}, state, choice});
+    return choice;
+  }
+  std::vector<Decision> decisions;
+
+ private:
+  SchedulingPolicy& inner_;
 };
 
 // MISSION.md §1: model 1 ("cnn") compute-heavy, model 2 ("lstm") memory-heavy, one request of

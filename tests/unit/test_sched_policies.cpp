@@ -1,0 +1,400 @@
+// The built-in scheduling policies (round-robin, streams, idle-time) against schedules worked out
+// by hand on the simulator (times in microseconds), and on the CPU-backend executor, where every
+// policy must give the same bits as each request run alone. Each expected schedule is derived in
+// the comment above it from the rules in sim.hpp and the estimate in docs/simulator.md.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "loom/error.hpp"
+#include "loom/executor.hpp"
+#include "loom/policy.hpp"
+#include "loom/sim.hpp"
+#include "loom/workloads.hpp"
+#include "sched/device_shadow.hpp"
+#include "sim_test_support.hpp"
+
+using namespace loom;
+using namespace loom::sim;
+using loom::sim::fixtures::mission_example;
+using loom::sim::fixtures::RecordingWrapper;
+
+namespace {
+
+struct Expected {
+  std::size_t request, step;
+  double decided, memory_start, memory_end, compute_start, compute_end;
+};
+
+void expect_schedule(const SimResult& result, const std::vector<Expected>& expected) {
+  ASSERT_EQ(result.schedule.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const ScheduledStep& got = result.schedule[i];
+    const Expected& want = expected[i];
+    SCOPED_TRACE("dispatch " + std::to_string(i));
+    EXPECT_EQ(got.request, want.request);
+    EXPECT_EQ(got.step, want.step);
+    EXPECT_DOUBLE_EQ(got.decided_us, want.decided);
+    EXPECT_DOUBLE_EQ(got.memory_start_us, want.memory_start);
+    EXPECT_DOUBLE_EQ(got.memory_end_us, want.memory_end);
+    EXPECT_DOUBLE_EQ(got.compute_start_us, want.compute_start);
+    EXPECT_DOUBLE_EQ(got.compute_end_us, want.compute_end);
+  }
+}
+
+using Dispatch = std::pair<std::size_t, std::size_t>;  // (request, step)
+
+std::vector<Dispatch> dispatch_order(const SimResult& result) {
+  std::vector<Dispatch> order;
+  for (const auto& s : result.schedule) order.emplace_back(s.request, s.step);
+  return order;
+}
+
+IdleTimePolicy idle_time(std::size_t window, std::uint32_t starvation_limit = 8, double block_us = 0) {
+  PolicyOptions o;
+  o.window = window;
+  o.starvation_limit = starvation_limit;
+  o.block_us = block_us;
+  return IdleTimePolicy(o);
+}
+
+// MISSION.md §1's schedules, from test_sim_schedule.cpp.
+const std::vector<Expected> kInterleaved = {
+    {0, 0, 0, 0, 2, 2, 6}, {1, 0, 2, 2, 6, 6, 8}, {0, 1, 6, 6, 8, 8, 12}, {1, 1, 8, 8, 12, 12, 14}};
+const std::vector<Expected> kFifo = {
+    {0, 0, 0, 0, 2, 2, 6}, {0, 1, 2, 2, 4, 6, 10}, {1, 0, 4, 6, 10, 10, 12}, {1, 1, 10, 10, 14, 14, 16}};
+
+}  // namespace
+
+// The estimate itself (docs/simulator.md): memory resource free at t1, compute free at t2.
+//   compute idle = memory time − (t2 − t1) when positive; memory idle = wait for on-chip room,
+//   bytes of unknown release held until the running layer's compute ends (t2).
+// State: now 2, memory free 2, compute free 6, 100 of 200 bytes held.
+//   Step m4 c2 100 B: fits; memory [2,6]; compute idle 4 − (6 − 2) = 0.
+//   Step m6 c1 100 B: fits; memory [2,8]; compute idle 6 − 4 = 2.
+//   Step m1 c1 150 B: 100 + 150 > 200: waits for 6 (memory idle 4); memory [6,7]: compute idle 1.
+TEST(SchedPolicies, IdleEstimateFollowsMissionFormulas) {
+  AcceleratorState state{2, 6, 2, 100, 200};
+  const sched::DeviceShadow shadow(state);
+  const auto a = shadow.estimate({2, 4, 100});
+  EXPECT_DOUBLE_EQ(a.compute_us, 0);
+  EXPECT_DOUBLE_EQ(a.memory_us, 0);
+  const auto b = shadow.estimate({1, 6, 100});
+  EXPECT_DOUBLE_EQ(b.compute_us, 2);
+  EXPECT_DOUBLE_EQ(b.memory_us, 0);
+  const auto c = shadow.estimate({1, 1, 150});
+  EXPECT_DOUBLE_EQ(c.memory_us, 4);
+  EXPECT_DOUBLE_EQ(c.compute_us, 1);
+  // Placing a Step moves the shadow to its memory end and holds its bytes to its compute end.
+  sched::DeviceShadow placed(state);
+  placed.place({2, 4, 100});
+  const AcceleratorState after = placed.state();
+  EXPECT_DOUBLE_EQ(after.now_us, 6);
+  EXPECT_DOUBLE_EQ(after.memory_free_at_us, 6);
+  EXPECT_DOUBLE_EQ(after.compute_free_at_us, 8);
+  EXPECT_EQ(after.onchip_used_bytes, 200u);
+}
+
+// MISSION.md §1's two models (sim_test_support.hpp: cnn L11/L12 m2 c4, lstm L21/L22 m4 c2, 100 B
+// each, chip 200 B). Idle-time with a window of 2. Each candidate's score = idle of its Step +
+// idle of the best next Step (of any request's window) after it; (total, memory) idle.
+//   t=0 (all free). L11: memory [0,2], compute idle 2; then L12 m[2,4] and L21 m[2,6] both idle
+//                  nothing against compute free 6. Score (2,0). L21: compute idle 4 > 2. -> L11
+//   t=2 (compute free 6, 100 B held until 6).
+//        L12: m[2,4], idle 0; then L21: 200 B held, waits for 6 (memory idle 2), m[6,10] vs
+//             compute free 10 -> (2,2).                                           Score (2,2)
+//        L21: m[2,6], compute idle 6 − 6 = 0; then L12: 200 B held, L11's 100 freed at 6: m[6,8],
+//             compute free 8 -> 0.                                                Score (0,0) -> L21
+//   t=6 (compute free 8, L21 holds 100 until 8).
+//        L12: m[6,8] idle 0; then L22 waits for 8 (no idle: memory free at 8), m[8,12] vs compute
+//             free 12 -> 0.                                                       Score (0,0)
+//        L22: m[6,10] vs compute free 8: compute idle 2: out.                     -> L12
+//   t=8  L22 alone.
+// The schedule of test_sim_schedule.cpp's interleaving: makespan 14. FIFO: 16.
+TEST(SchedPolicies, IdleTimeInterleavesTheMissionExample) {
+  IdleTimePolicy policy = idle_time(2);
+  const SimResult r = simulate(mission_example(), policy);
+  expect_schedule(r, kInterleaved);
+  EXPECT_DOUBLE_EQ(r.makespan_us, 14);
+  FifoPolicy fifo;
+  const SimResult f = simulate(mission_example(), fifo);
+  expect_schedule(f, kFifo);
+  EXPECT_DOUBLE_EQ(f.makespan_us, 16);
+
+  // The default window (4) looks further; its scores differ but its choices do not. In the
+  // look-ahead, equal idle goes to the Step leaving compute free closest to memory free:
+  //   t=0  L11 (2) -> L21 (0: compute free 8 − memory free 6 = 2, where L12 leaves 10 − 4)
+  //        -> L12 (0) -> L22 (0): (2,0);  L21: 4 already.                            -> L11
+  //   t=2  L12 -> L21 (2,2) -> L22 (2,0): (4,2);   L21 -> L12 (0) -> L22 (0): (0,0)  -> L21
+  //   t=6  as above (no Steps beyond the candidates)                                 -> L12
+  auto by_default = make_policy("idle-time");
+  EXPECT_EQ(by_default->name(), "idle-time");
+  expect_schedule(simulate(mission_example(), *by_default), kInterleaved);
+}
+
+// A window of 1 judges each candidate by its own Step: at t=2 L12 and L21 both idle nothing
+// (L12 m[2,4] and L21 m[2,6] against compute free 6), the tie goes to the earlier arrival, L12,
+// and the capacity stall that follows (L21 waits [4,6]) is not seen: FIFO's schedule, 16.
+// With the window, L12's follow-up stall is counted (see above) and the models interleave.
+TEST(SchedPolicies, WindowSeesTheStallAGreedyChoiceCauses) {
+  IdleTimePolicy greedy = idle_time(1);
+  expect_schedule(simulate(mission_example(), greedy), kFifo);
+  for (std::size_t window = 2; window <= kMaxLookahead + 1; ++window) {
+    IdleTimePolicy policy = idle_time(window);
+    EXPECT_DOUBLE_EQ(simulate(mission_example(), policy).makespan_us, 14) << "window " << window;
+  }
+}
+
+// The simulator shows each candidate's next Steps (up to kMaxLookahead) in model order.
+TEST(SchedPolicies, SimulatorFillsTheLookahead) {
+  Workload w;
+  w.models.push_back({"long", {}});
+  for (int s = 0; s < 10; ++s)
+    w.models[0].steps.push_back({"s" + std::to_string(s), 1.0 + s, 2.0 * s, std::uint64_t(10 * s)});
+  w.requests = {{"long", 0, 0}};
+  FifoPolicy fifo;
+  RecordingWrapper recorder(fifo);
+  simulate(w, recorder);
+  ASSERT_EQ(recorder.decisions.size(), 10u);
+  const StepCandidate& first = recorder.decisions[0].candidates[0];
+  ASSERT_EQ(first.lookahead_count, kMaxLookahead);
+  for (std::size_t k = 0; k < kMaxLookahead; ++k) {
+    EXPECT_DOUBLE_EQ(first.lookahead[k].compute_us, 2.0 + k);
+    EXPECT_DOUBLE_EQ(first.lookahead[k].memory_us, 2.0 * (k + 1));
+    EXPECT_EQ(first.lookahead[k].working_set_bytes, 10 * (k + 1));
+  }
+  EXPECT_EQ(recorder.decisions[5].candidates[0].lookahead_count, 4u);
+  EXPECT_DOUBLE_EQ(recorder.decisions[5].candidates[0].lookahead[0].compute_us, 7);
+  EXPECT_EQ(recorder.decisions[9].candidates[0].lookahead_count, 0u);
+}
+
+// Scheduling depends on costs, not on the order requests are listed in: the MISSION example with
+// lstm listed (and so arriving) first, window 2.
+//   t=0  L21 (now request 0): compute idle 4; L11: 2, then L21 m[2,6] idles nothing: (2,0) -> L11
+//   t=2  L21: 0, then L12 (0) beats L22 (m[6,10] vs compute free 8: 2): (0,0)
+//        L12: 0, then L21 waits for 6: (2,2)                                        -> L21
+//   t=6  L22: m[6,10] vs compute free 8: 2;  L12: 0, then L22 0: (0,0)               -> L12
+// Same Steps in the same order as when cnn is listed first.
+TEST(SchedPolicies, IdleTimeDoesNotFollowListOrder) {
+  Workload w = mission_example();
+  std::swap(w.requests[0], w.requests[1]);
+  IdleTimePolicy policy = idle_time(2);
+  const SimResult r = simulate(w, policy);
+  expect_schedule(r, {{1, 0, 0, 0, 2, 2, 6}, {0, 0, 2, 2, 6, 6, 8}, {1, 1, 6, 6, 8, 8, 12}, {0, 1, 8, 8, 12, 12, 14}});
+}
+
+// Equal total idle goes to the smaller memory idle, even against arrival order. Window 1.
+// P (p0: m1 c9, 100 B) at 0; A (a0: m2 c1, 100 B) and B (b0: m20 c1, 0 B) at 1; chip 150 B.
+//   t=0  p0 alone: m[0,1] c[1,10], holds 100 until 10.
+//   t=1  A: 100 + 100 > 150: waits for 10 (memory idle 9); m[10,12] vs compute free 10:
+//           compute idle 2; total 11, memory 9.
+//        B: needs no room: m[1,21]; compute idle 21 − 10 = 11; total 11, memory 0.  -> B
+//        B: m[1,21] c[21,22]
+//   t=21 A: p0's bytes are free: m[21,23] c[23,24]. Makespan 24.
+TEST(SchedPolicies, IdleTimeTieGoesToSmallestMemoryIdle) {
+  Workload w;
+  w.models = {{"P", {{"p0", 9, 1, 100}}}, {"A", {{"a0", 1, 2, 100}}}, {"B", {{"b0", 1, 20, 0}}}};
+  w.requests = {{"P", 0, 0}, {"A", 1, 0}, {"B", 1, 0}};
+  w.onchip_capacity_bytes = 150;
+  IdleTimePolicy policy = idle_time(1);
+  const SimResult r = simulate(w, policy);
+  expect_schedule(r, {{0, 0, 0, 0, 1, 1, 10}, {2, 0, 1, 1, 21, 21, 22}, {1, 0, 21, 21, 23, 23, 24}});
+  EXPECT_DOUBLE_EQ(r.makespan_us, 24);
+}
+
+// big (one Step m10 c10, request 0) and small (six Steps m1 c1, request 1) at 0. Window 1.
+//   t=0  big: compute idle 10; s0: 1                     -> s0 m[0,1] c[1,2]   (big passed 1)
+//   t=1  big: m[1,11] vs compute free 2: 9; s1: 0        -> s1 m[1,2] c[2,3]   (passed 2)
+//   t=2  big: 9; s2: 0                                   -> s2 m[2,3] c[3,4]   (passed 3)
+// Limit 3: at t=3 big has been passed over 3 times and goes: m[3,13] c[13,23]; then s3 m[13,14]
+// c[23,24], s4 m[14,15] c[24,25], s5 m[15,16] c[25,26].
+// Limit 4: s3 (big: 9, s3: 0) m[3,4] c[4,5] at t=3; big at t=4: m[4,14] c[14,24].
+// Limit 100: never fires; big goes when small is done, at t=6.
+TEST(SchedPolicies, StarvationGuardFiresAfterExactlyNPasses) {
+  Workload w;
+  w.models = {{"big", {{"b", 10, 10, 0}}}, {"small", {}}};
+  for (int s = 0; s < 6; ++s) w.models[1].steps.push_back({"s" + std::to_string(s), 1, 1, 0});
+  w.requests = {{"big", 0, 0}, {"small", 0, 0}};
+
+  IdleTimePolicy limit3 = idle_time(1, 3);
+  RecordingWrapper recorder(limit3);
+  const SimResult r = simulate(w, recorder);
+  expect_schedule(r, {{1, 0, 0, 0, 1, 1, 2},
+                      {1, 1, 1, 1, 2, 2, 3},
+                      {1, 2, 2, 2, 3, 3, 4},
+                      {0, 0, 3, 3, 13, 13, 23},
+                      {1, 3, 13, 13, 14, 23, 24},
+                      {1, 4, 14, 14, 15, 24, 25},
+                      {1, 5, 15, 15, 16, 25, 26}});
+  ASSERT_GE(recorder.decisions.size(), 4u);
+  EXPECT_EQ(recorder.decisions[2].candidates[0].passed_over, 2u);
+  EXPECT_EQ(recorder.decisions[3].candidates[0].passed_over, 3u);
+
+  IdleTimePolicy limit4 = idle_time(1, 4);
+  EXPECT_EQ(dispatch_order(simulate(w, limit4)),
+            (std::vector<Dispatch>{{1, 0}, {1, 1}, {1, 2}, {1, 3}, {0, 0}, {1, 4}, {1, 5}}));
+  IdleTimePolicy never = idle_time(1, 100);
+  EXPECT_EQ(dispatch_order(simulate(w, never)),
+            (std::vector<Dispatch>{{1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {0, 0}}));
+}
+
+// X (three Steps m4 c1) at 0, Y (one Step m1 c3) at 5; default idle-time (window 4).
+//   t=0, t=4: only X: x0 m[0,4] c[4,5]; x1 m[4,8] c[8,9] (Y arrives at 5, while x1 loads).
+//   t=8  Y joins. x2: m[8,12] vs compute free 9: 3, then y0 m[12,13] vs 13: 0 -> (3,0)
+//        y0: m[8,9] vs 9: 0, then x2 m[9,13] vs compute free 12: 1          -> (1,0) -> y0
+//        y0 m[8,9] c[9,12]; t=9 x2 m[9,13] c[13,14]. Makespan 14 (FIFO: x2 then y0, 16).
+TEST(SchedPolicies, IdleTimeTakesAModelJoiningMidRun) {
+  Workload w;
+  w.models = {{"X", {{"x0", 1, 4, 0}, {"x1", 1, 4, 0}, {"x2", 1, 4, 0}}}, {"Y", {{"y0", 3, 1, 0}}}};
+  w.requests = {{"X", 0, 0}, {"Y", 5, 0}};
+  auto policy = make_policy("idle-time");
+  const SimResult r = simulate(w, *policy);
+  expect_schedule(r, {{0, 0, 0, 0, 4, 4, 5}, {0, 1, 4, 4, 8, 8, 9}, {1, 0, 8, 8, 9, 9, 12}, {0, 2, 9, 9, 13, 13, 14}});
+  EXPECT_DOUBLE_EQ(r.makespan_us, 14);
+  EXPECT_DOUBLE_EQ(r.requests[1].latency_us, 7);
+  FifoPolicy fifo;
+  EXPECT_DOUBLE_EQ(simulate(w, fifo).makespan_us, 16);
+}
+
+// T (three Steps m1 c2, 100 B) and U (one Step m2 c1, 0 B) at 0; chip 150 B. Window 1.
+// No blocks:
+//   t=0  T0: compute idle 1; U0: 2                          -> T0 m[0,1] c[1,3], 100 B until 3
+//   t=1  T1: waits for 3 (memory 2), m[3,4] vs 3: 1 -> 3; U0: m[1,3] vs 3: 0 -> U0 m[1,3] c[3,4]
+//   t=3  T1 m[3,4] c[4,6];  t=4  T2 waits for T1's bytes: m[6,7] c[7,9]
+// block_us 7: T0 (3 us) starts a unit; T1 (3 + 3 = 6 < 7) joins it without scoring: m[3,4]
+// c[4,6]; T2 (9 >= 7) does not: at t=4 T2 waits for 6 (3) and U0 idles nothing: U0 m[4,6]
+// c[6,7]; t=6 T2 m[6,7] c[7,9].
+// block_us 5: T1 (6 >= 5) does not join: the order without blocks.
+TEST(SchedPolicies, BlocksKeepSmallStepsOfOneRequestTogether) {
+  Workload w;
+  w.models = {{"T", {{"t0", 2, 1, 100}, {"t1", 2, 1, 100}, {"t2", 2, 1, 100}}}, {"U", {{"u0", 1, 2, 0}}}};
+  w.requests = {{"T", 0, 0}, {"U", 0, 0}};
+  w.onchip_capacity_bytes = 150;
+  const std::vector<Expected> unblocked = {
+      {0, 0, 0, 0, 1, 1, 3}, {1, 0, 1, 1, 3, 3, 4}, {0, 1, 3, 3, 4, 4, 6}, {0, 2, 4, 6, 7, 7, 9}};
+  IdleTimePolicy none = idle_time(1);
+  expect_schedule(simulate(w, none), unblocked);
+  IdleTimePolicy block7 = idle_time(1, 8, 7);
+  expect_schedule(simulate(w, block7),
+                  {{0, 0, 0, 0, 1, 1, 3}, {0, 1, 1, 3, 4, 4, 6}, {1, 0, 4, 4, 6, 6, 7}, {0, 2, 6, 6, 7, 7, 9}});
+  IdleTimePolicy block5 = idle_time(1, 8, 5);
+  expect_schedule(simulate(w, block5), unblocked);
+}
+
+// A, B, C at 0 (3, 1 and 2 Steps), D (2 Steps) at 2.5; every Step m1 c1, so a scheduling point
+// every microsecond. One Step per live request in turn, by request id:
+//   t0 A0, t1 B0, t2 C0 (B done), t3 D joins after C: D0, t4 wrap to A1, t5 C1, t6 D1, t7 A2.
+TEST(SchedPolicies, RoundRobinAndStreamsTakeOneStepPerRequestInTurn) {
+  Workload w;
+  const SimStep s{"s", 1, 1, 0};
+  w.models = {{"A", {s, s, s}}, {"B", {s}}, {"C", {s, s}}, {"D", {s, s}}};
+  w.requests = {{"A", 0, 0}, {"B", 0, 0}, {"C", 0, 0}, {"D", 2.5, 0}};
+  const std::vector<Dispatch> turn = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1}, {2, 1}, {3, 1}, {0, 2}};
+  for (const char* name : {"round-robin", "streams"}) {
+    SCOPED_TRACE(name);
+    auto policy = make_policy(name);
+    EXPECT_EQ(policy->name(), name);
+    const SimResult r = simulate(w, *policy);
+    EXPECT_EQ(dispatch_order(r), turn);
+    for (std::size_t i = 0; i < r.schedule.size(); ++i) EXPECT_DOUBLE_EQ(r.schedule[i].decided_us, double(i));
+    EXPECT_EQ(dispatch_order(simulate(w, *policy)), turn);  // reused: simulate() resets the turn
+  }
+  EXPECT_FALSE(make_policy("streams")->bounded());
+  EXPECT_TRUE(make_policy("round-robin")->bounded());
+  EXPECT_TRUE(make_policy("idle-time")->bounded());
+  EXPECT_TRUE(make_policy("fifo")->bounded());
+}
+
+TEST(SchedPolicies, RegistryNamesAndOptions) {
+  EXPECT_EQ(policy_names(), (std::vector<std::string>{"fifo", "round-robin", "streams", "idle-time"}));
+  for (const auto& name : policy_names()) EXPECT_EQ(make_policy(name)->name(), name);
+  PolicyOptions o;
+  o.window = 2;
+  o.starvation_limit = 5;
+  o.block_us = 3;
+  auto policy = make_policy("idle-time", o);
+  const auto& set = dynamic_cast<IdleTimePolicy&>(*policy).options();
+  EXPECT_EQ(set.window, 2u);
+  EXPECT_EQ(set.starvation_limit, 5u);
+  EXPECT_DOUBLE_EQ(set.block_us, 3);
+  const auto rejects = [](PolicyOptions bad, const std::string& text) {
+    try {
+      make_policy("idle-time", bad);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  rejects({0, 4, 0}, "starvation_limit");
+  rejects({8, 0, 0}, "window");
+  rejects({8, kMaxLookahead + 2, 0}, "window");
+  rejects({8, 4, -1}, "block_us");
+  try {
+    make_policy("lottery");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("idle-time"), std::string::npos) << e.what();
+  }
+}
+
+// Every policy on the CPU backend: the three default models, four requests each from three
+// threads, interleaved however the policy likes, give the same bits as each request run alone.
+TEST(SchedPolicies, EveryPolicyOnTheExecutorMatchesIsolatedRuns) {
+  auto models = workloads::default_workload(1, workloads::Size::small);
+  std::vector<std::vector<Tensor>> inputs;
+  std::vector<Outputs> alone;
+  ExecutorOptions base;
+  base.device = "cpu";
+  base.profile = "none";
+  base.queue_capacity = 4;
+  {
+    Executor ex(base);
+    for (const auto& m : models) ex.load(m);
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      inputs.push_back(random_inputs(models[i], 300 + i));
+      alone.push_back(ex.submit(models[i].name, inputs[i]).get());
+    }
+  }
+  struct Config {
+    std::string policy;
+    PolicyOptions options;
+  };
+  std::vector<Config> configs;
+  for (const auto& name : policy_names()) configs.push_back({name, {}});
+  configs.push_back({"idle-time", {1, 2, 1e9}});  // guard after one pass; every Step in a block
+  for (const auto& config : configs) {
+    SCOPED_TRACE(config.policy + " block_us " + std::to_string(config.options.block_us));
+    ExecutorOptions options = base;
+    options.policy = config.policy;
+    options.policy_options = config.options;
+    Executor ex(options);
+    EXPECT_EQ(ex.policy_name(), config.policy);
+    for (const auto& m : models) ex.load(m);
+    std::vector<std::thread> clients;
+    std::atomic<int> mismatches{0}, checked{0};
+    for (std::size_t i = 0; i < models.size(); ++i)
+      clients.emplace_back([&, i] {
+        std::vector<std::future<Outputs>> futures;
+        for (int r = 0; r < 4; ++r) futures.push_back(ex.submit(models[i].name, inputs[i]));
+        for (auto& f : futures) {
+          Outputs out = f.get();
+          for (std::size_t k = 0; k < out.size(); ++k) {
+            ++checked;
+            if (out[k].bytes() != alone[i][k].bytes() ||
+                std::memcmp(out[k].data(), alone[i][k].data(), out[k].bytes()) != 0)
+              ++mismatches;
+          }
+        }
+      });
+    for (auto& c : clients) c.join();
+    EXPECT_EQ(mismatches.load(), 0);
+    std::size_t outputs = 0;
+    for (const auto& out : alone) outputs += out.size();
+    EXPECT_EQ(checked.load(), 4 * static_cast<int>(outputs));
+  }
+}

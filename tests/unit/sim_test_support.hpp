@@ -15,6 +15,29 @@
 
 namespace loom::sim::fixtures {
 
+// One dispatched Step as a test expects it (hand-computed times).
+struct Expected {
+  std::size_t request, step;
+  double decided, memory_start, memory_end, compute_start, compute_end;
+};
+
+inline void expect_schedule(const SimResult& result, const std::vector<Expected>& expected) {
+  ASSERT_EQ(result.schedule.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const ScheduledStep& got = result.schedule[i];
+    const Expected& want = expected[i];
+    SCOPED_TRACE("dispatch " + std::to_string(i));
+    EXPECT_EQ(got.request, want.request);
+    EXPECT_EQ(got.step, want.step);
+    EXPECT_DOUBLE_EQ(got.decided_us, want.decided);
+    EXPECT_DOUBLE_EQ(got.memory_start_us, want.memory_start);
+    EXPECT_DOUBLE_EQ(got.memory_end_us, want.memory_end);
+    EXPECT_DOUBLE_EQ(got.compute_start_us, want.compute_start);
+    EXPECT_DOUBLE_EQ(got.compute_end_us, want.compute_end);
+  }
+}
+
+
 // What a policy was shown at one scheduling point.
 struct Decision {
   std::vector<StepCandidate> candidates;

@@ -100,9 +100,8 @@ class Client {
   void warm_up() {
     const auto& config = shared_.config;
     if (config.warmup_ms <= 0) return;
-    const auto deadline =
-        shared_.run_start + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double, std::milli>(config.warmup_ms));
+    const auto deadline = shared_.run_start + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double, std::milli>(config.warmup_ms));
     while (!shared_.failed && Clock::now() < deadline) {
       while (!shared_.failed && outstanding() < config.concurrency) submit(false, target_.inputs);
       wait_for_free_slot();
@@ -130,8 +129,8 @@ class Client {
   void measure_open_loop() {
     for (double at_ms : arrivals_ms_) {
       std::vector<Tensor> inputs = target_.inputs;  // copied before it is due
-      const auto due = shared_.measure_start + std::chrono::duration_cast<Clock::duration>(
-                                                   std::chrono::duration<double, std::milli>(at_ms));
+      const auto due = shared_.measure_start +
+                       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(at_ms));
       // In slices, so that another model's failure ends a slow schedule promptly.
       while (!shared_.stop && Clock::now() < due)
         std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(50)));

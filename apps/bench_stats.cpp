@@ -34,8 +34,8 @@ LatencySummary summarize(std::vector<double> latencies_ms, const std::vector<dou
   LatencySummary summary;
   summary.min = latencies_ms.front();
   summary.max = latencies_ms.back();
-  summary.mean = std::accumulate(latencies_ms.begin(), latencies_ms.end(), 0.0) /
-                 static_cast<double>(latencies_ms.size());
+  summary.mean =
+      std::accumulate(latencies_ms.begin(), latencies_ms.end(), 0.0) / static_cast<double>(latencies_ms.size());
   summary.median = nearest_rank(latencies_ms, 50);
   for (double p : ps) summary.percentiles.emplace_back(p, nearest_rank(latencies_ms, p));
   return summary;

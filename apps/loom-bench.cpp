@@ -43,10 +43,10 @@ const std::vector<std::string> kDefaultModels = {"resnet", "bert", "lstm"};
 const std::vector<double> kJsonPercentiles = {50, 90, 95, 99};
 
 struct BenchOptions {
-  std::vector<std::string> models;      // built-in models
-  std::vector<std::string> onnx_files;  // one model each, after the built-in ones
-  std::vector<std::string> shapes;      // NAME:DIMS, for the ONNX models' inputs
-  std::vector<std::string> dims;        // NAME=N, symbolic dims of the ONNX models' inputs
+  std::vector<std::string> models;        // built-in models
+  std::vector<std::string> onnx_files;    // one model each, after the built-in ones
+  std::vector<std::string> shapes;        // NAME:DIMS, for the ONNX models' inputs
+  std::vector<std::string> dims;          // NAME=N, symbolic dims of the ONNX models' inputs
   std::vector<std::string> input_ranges;  // NAME:LO,HI, integer inputs of the ONNX models
   std::size_t iterations = 10;
   double warmup_ms = 200;
@@ -109,7 +109,8 @@ class ProgressBar {
     line += progress.warming_up ? "warming up" : "measuring";
     if (!progress.warming_up) {
       for (std::size_t i = 0; i < models_.size() && i < progress.completed.size(); ++i)
-        line += "  " + models_[i] + " " + std::to_string(progress.completed[i]) + (progress.completed[i] < iterations ? "/" + std::to_string(iterations) : "");
+        line += "  " + models_[i] + " " + std::to_string(progress.completed[i]) +
+                (progress.completed[i] < iterations ? "/" + std::to_string(iterations) : "");
     }
     std::fputs((line + "\033[K").c_str(), stderr);
     std::fflush(stderr);
@@ -158,7 +159,8 @@ std::string describe_load(const BenchOptions& options) {
   if (open_loop(options))
     return "open loop, Poisson arrivals at " + format("%g", options.arrival_rate) + " requests/s per model" +
            " (model i's times from seed " + std::to_string(options.seed) + " + i), all models at once";
-  return "closed loop, " + std::to_string(options.concurrency) + " request(s) outstanding per model, all models at once";
+  return "closed loop, " + std::to_string(options.concurrency) +
+         " request(s) outstanding per model, all models at once";
 }
 
 void print_header(const BenchOptions& options, const loom::Executor& executor, const std::string& size,
@@ -175,8 +177,8 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
               options.size == "auto" ? " (auto: large on CUDA, small on the CPU)" : "");
   std::printf("Precision:    %s\n", options.fp16 ? "f16" : "f32");
   std::printf("Step costs:   %s\n", executor.profile_path() == "none"
-                                       ? "roofline estimates (no device profile; see loom-profile)"
-                                       : ("profile " + executor.profile_path()).c_str());
+                                        ? "roofline estimates (no device profile; see loom-profile)"
+                                        : ("profile " + executor.profile_path()).c_str());
   std::printf("Load:         %s\n", describe_load(options).c_str());
   std::printf("Warm-up:      %g ms (closed loop)\n", options.warmup_ms);
   if (open_loop(options))
@@ -189,8 +191,8 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   int name_width = 8;
   for (const auto& report : reports) name_width = std::max(name_width, static_cast<int>(report.name.size()));
   for (const auto& report : reports) {
-    std::printf("  %-*s %4zu Steps, %9.2f MB weights, %8.2f MB activations per request; inputs: %s\n",
-                name_width, report.name.c_str(), report.info.steps.size(), report.info.weight_bytes / 1e6,
+    std::printf("  %-*s %4zu Steps, %9.2f MB weights, %8.2f MB activations per request; inputs: %s\n", name_width,
+                report.name.c_str(), report.info.steps.size(), report.info.weight_bytes / 1e6,
                 report.info.activation_bytes / 1e6, describe_values(report.info.inputs).c_str());
   }
   std::fflush(stdout);
@@ -221,9 +223,7 @@ void print_utilization(const loom::UtilizationSummary& summary, const std::vecto
 }
 
 // Where latency is counted from, in the words of the reports.
-const char* latency_origin(const BenchOptions& options) {
-  return open_loop(options) ? "scheduled arrival" : "submit";
-}
+const char* latency_origin(const BenchOptions& options) { return open_loop(options) ? "scheduled arrival" : "submit"; }
 
 void print_summary(const BenchOptions& options, const std::vector<ModelReport>& reports, double total_qps,
                    std::size_t total_requests, double measured_s) {
@@ -260,9 +260,8 @@ nlohmann::ordered_json load_json(const BenchOptions& options) {
   return load;
 }
 
-nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Executor& executor,
-                                   const std::string& size, const std::vector<ModelReport>& reports,
-                                   double total_qps, double measured_s,
+nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Executor& executor, const std::string& size,
+                                   const std::vector<ModelReport>& reports, double total_qps, double measured_s,
                                    const loom::UtilizationSummary* utilization) {
   nlohmann::ordered_json doc;
   doc["device"] = executor.device_name();
@@ -281,7 +280,8 @@ nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Exec
     std::vector<double> keys = kJsonPercentiles;
     for (double p : options.percentiles)
       if (std::find(keys.begin(), keys.end(), p) == keys.end()) keys.push_back(p);
-    for (double p : keys) latency[loom::bench::percentile_key(p)] = rounded(loom::bench::nearest_rank(report.sorted_ms, p), 4);
+    for (double p : keys)
+      latency[loom::bench::percentile_key(p)] = rounded(loom::bench::nearest_rank(report.sorted_ms, p), 4);
     latency["max"] = rounded(report.latency.max, 4);
     nlohmann::ordered_json model;
     model["name"] = report.name;
@@ -312,7 +312,8 @@ void write_times(std::ofstream& out, const LoadResult& result) {
   std::vector<Row> rows;
   for (const auto& model : result.models)
     for (const auto& timing : model.requests) rows.push_back({&model.model, timing});
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.timing.start_ms < b.timing.start_ms; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.timing.start_ms < b.timing.start_ms; });
   nlohmann::ordered_json times = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
     nlohmann::ordered_json entry;
@@ -393,7 +394,8 @@ void print_comparison(const BenchOptions& options, const loom::Executor& executo
   const std::string vs = "vs " + base.policy;
   std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s\n", policy_width, "policy", "throughput", vs.c_str(), "makespan",
               vs.c_str(), "lower bound", "makespan", "busy");
-  std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s\n", policy_width, "", "(qps)", "", "(ms)", "", "(ms)", "/ bound", "");
+  std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s\n", policy_width, "", "(qps)", "", "(ms)", "", "(ms)", "/ bound",
+              "");
   for (const auto& run : runs) {
     std::printf("%-*s %11.2f %7.2fx %12.3f %7.2fx %12.3f %9.2f %5.1f%%\n", policy_width, run.policy.c_str(),
                 run.throughput_qps, ratio(run.throughput_qps, base.throughput_qps), run.makespan_ms,
@@ -403,7 +405,8 @@ void print_comparison(const BenchOptions& options, const loom::Executor& executo
   std::printf("\nLatency per model, p50 / p99 in ms (from %s):\n", latency_origin(options));
   std::vector<std::string> cells;
   int cell_width = 16;
-  for (const auto& report : runs.front().reports) cell_width = std::max(cell_width, static_cast<int>(report.name.size()));
+  for (const auto& report : runs.front().reports)
+    cell_width = std::max(cell_width, static_cast<int>(report.name.size()));
   std::printf("%-*s", policy_width, "policy");
   for (const auto& report : runs.front().reports) std::printf("  %*s", cell_width, report.name.c_str());
   std::printf("\n");
@@ -419,11 +422,12 @@ void print_comparison(const BenchOptions& options, const loom::Executor& executo
   const std::string costs = executor.profile_path() == "none"
                                 ? "roofline estimates"
                                 : "profile " + executor.profile_path() + ", roofline where it has no time";
-  std::printf("\nThroughput = measured requests / makespan; makespan = first %s -> last completion.\n"
-              "Lower bound = the simulator's, max(resource bound, chain bound), from the Step costs (%s).\n"
-              "Busy = union of the Steps on all streams over the makespan%s.\n",
-              open_loop(options) ? "arrival" : "submit", costs.c_str(),
-              executor.backend_name() == "cpu" ? " (the CPU backend's streams: CPU busy, not a GPU figure)" : "");
+  std::printf(
+      "\nThroughput = measured requests / makespan; makespan = first %s -> last completion.\n"
+      "Lower bound = the simulator's, max(resource bound, chain bound), from the Step costs (%s).\n"
+      "Busy = union of the Steps on all streams over the makespan%s.\n",
+      open_loop(options) ? "arrival" : "submit", costs.c_str(),
+      executor.backend_name() == "cpu" ? " (the CPU backend's streams: CPU busy, not a GPU figure)" : "");
 }
 
 nlohmann::ordered_json comparison_json(const BenchOptions& options, const loom::Executor& executor,
@@ -476,8 +480,8 @@ struct OnnxBindings {
 // A concrete shape for every input of an imported model: --shapes for the whole input, else each
 // symbolic dim from --dims, else --batch for a dim named like a batch (batch, batch_size, N) or an
 // unnamed first dim. Any other symbolic dim is a UsageError saying which flag would bind it.
-loom::OptimizeOptions bind_onnx_inputs(const loom::Model& model, const std::string& file,
-                                       const OnnxBindings& bindings, std::int64_t batch) {
+loom::OptimizeOptions bind_onnx_inputs(const loom::Model& model, const std::string& file, const OnnxBindings& bindings,
+                                       std::int64_t batch) {
   loom::OptimizeOptions optimize;
   optimize.dim_values = bindings.dims;
   optimize.default_dim_value = 0;  // every input dim is bound below; nothing may fall back silently
@@ -495,11 +499,10 @@ loom::OptimizeOptions bind_onnx_inputs(const loom::Model& model, const std::stri
       else if (cli::is_batch_dim_name(dim) || (dim.empty() && axis == 0))
         dims[axis] = batch;
       else
-        throw cli::UsageError(file + ": input " + cli::describe_declared_input(input) + ": " +
-                              (dim.empty() ? "dim " + std::to_string(axis) + " is unknown"
-                                           : "symbolic dim '" + dim + "' has no size") +
-                              "; bind it with --shapes=" + input.name + ":DIMS" +
-                              (dim.empty() ? "" : " or --dims=" + dim + "=N"));
+        throw cli::UsageError(
+            file + ": input " + cli::describe_declared_input(input) + ": " +
+            (dim.empty() ? "dim " + std::to_string(axis) + " is unknown" : "symbolic dim '" + dim + "' has no size") +
+            "; bind it with --shapes=" + input.name + ":DIMS" + (dim.empty() ? "" : " or --dims=" + dim + "=N"));
     }
     optimize.input_shapes[input.name] = loom::Shape(std::move(dims));
   }
@@ -534,7 +537,8 @@ std::string onnx_model_name(const std::string& file, const std::vector<std::stri
   std::string stem = std::filesystem::path(file).stem().string();
   if (stem.empty()) stem = "onnx";
   std::string name = stem;
-  for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n) name = stem + "-" + std::to_string(n);
+  for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n)
+    name = stem + "-" + std::to_string(n);
   return name;
 }
 
@@ -543,7 +547,8 @@ int run_bench(BenchOptions options) {
   if (options.models.empty() && options.onnx_files.empty()) options.models = kDefaultModels;
   for (std::size_t i = 0; i < options.models.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (options.models[i] == options.models[j]) throw cli::UsageError("model '" + options.models[i] + "' is named twice");
+      if (options.models[i] == options.models[j])
+        throw cli::UsageError("model '" + options.models[i] + "' is named twice");
   OnnxBindings bindings;
   bindings.shapes = cli::parse_shape_bindings(options.shapes, "--shapes");
   bindings.dims = cli::parse_dim_bindings(options.dims, "--dims");
@@ -555,7 +560,8 @@ int run_bench(BenchOptions options) {
   if (options.compare && options.policy_given)
     throw cli::UsageError("--compare runs every policy; drop --policy (or drop --compare to run one)");
   if (options.compare && (!options.export_trace.empty() || !options.export_times.empty()))
-    throw cli::UsageError("--exportTrace and --exportTimes record one policy's run; use --policy=NAME instead of --compare");
+    throw cli::UsageError(
+        "--exportTrace and --exportTimes record one policy's run; use --policy=NAME instead of --compare");
   if (open_loop(options) && options.concurrency_given)
     throw cli::UsageError("--concurrency sets the closed loop and --arrival-rate the open loop; give one of them");
 
@@ -563,7 +569,7 @@ int run_bench(BenchOptions options) {
     const bool cpu = options.device == "cpu" || (options.device == "auto" && loom::cuda_device_count() == 0);
     if (cpu)
       throw cli::UsageError("--fp16 needs a CUDA device, but this run would use the CPU (--device=" + options.device +
-                       ", " + std::to_string(loom::cuda_device_count()) + " CUDA devices usable)");
+                            ", " + std::to_string(loom::cuda_device_count()) + " CUDA devices usable)");
   }
 
   // Opened before the run so that a bad path does not cost a whole measurement.
@@ -598,13 +604,15 @@ int run_bench(BenchOptions options) {
   // inputs with seed + i. ONNX models are optimized here (shapes bound) so that random_inputs()
   // sees their static input shapes.
   std::vector<std::pair<std::string, loom::Model>> models;
-  for (const auto& name : options.models) models.emplace_back(name, loom::workloads::default_model(name, options.batch, size));
+  for (const auto& name : options.models)
+    models.emplace_back(name, loom::workloads::default_model(name, options.batch, size));
   std::vector<loom::Model> imported;
   for (const auto& file : options.onnx_files) imported.push_back(loom::load_onnx(file));
   check_bindings_used(bindings, imported);
   for (std::size_t k = 0; k < imported.size(); ++k) {
     const std::string name = onnx_model_name(options.onnx_files[k], options.models);
-    loom::Model model = loom::optimize(imported[k], bind_onnx_inputs(imported[k], options.onnx_files[k], bindings, options.batch));
+    loom::Model model =
+        loom::optimize(imported[k], bind_onnx_inputs(imported[k], options.onnx_files[k], bindings, options.batch));
     cli::apply_input_ranges(model, bindings.ranges);
     options.models.push_back(name);
     models.emplace_back(name, std::move(model));
@@ -642,7 +650,8 @@ int run_bench(BenchOptions options) {
       reports.push_back(std::move(report));
     }
     if (p == 0 && !options.json) print_header(options, *executor, size_text, reports, policies);
-    if (options.compare) bar.set_label(policies[p] + " (" + std::to_string(p + 1) + "/" + std::to_string(policies.size()) + ")");
+    if (options.compare)
+      bar.set_label(policies[p] + " (" + std::to_string(p + 1) + "/" + std::to_string(policies.size()) + ")");
     try {
       result = loom::bench::run_load(*executor, targets, config,
                                      [&](const LoadProgress& progress) { bar.update(progress, options.iterations); });
@@ -655,8 +664,8 @@ int run_bench(BenchOptions options) {
     if (options.compare) {
       std::size_t warmup_requests = 0;
       for (const auto& model : result.models) warmup_requests += model.warmup_requests;
-      runs.push_back(summarize_policy_run(policies[p], reports,
-                                          result, loom::bench::measured_phase(executor->timeline(), warmup_requests),
+      runs.push_back(summarize_policy_run(policies[p], reports, result,
+                                          loom::bench::measured_phase(executor->timeline(), warmup_requests),
                                           options.percentiles));
     }
   }
@@ -779,9 +788,10 @@ Examples:
 int main(int argc, char** argv) {
   BenchOptions options;
   bool list_policies = false;
-  CLI::App app{"Runs Loom's built-in models (resnet, bert, lstm) and/or ONNX files at the same time on one\n"
-               "device and reports throughput and latency, like trtexec.",
-               "loom-bench"};
+  CLI::App app{
+      "Runs Loom's built-in models (resnet, bert, lstm) and/or ONNX files at the same time on one\n"
+      "device and reports throughput and latency, like trtexec.",
+      "loom-bench"};
   app.footer(kFooter);
   app.get_formatter()->column_width(36);
   // As in trtexec, a flag given twice takes its last value (scripts append overrides).
@@ -823,8 +833,7 @@ int main(int argc, char** argv) {
         ->check(cli::non_negative_number())
         ->type_name("MS")
         ->capture_default_str();
-    app.add_option("--duration", options.duration_s,
-                   "Minimum measured time in seconds (0: only --iterations counts)")
+    app.add_option("--duration", options.duration_s, "Minimum measured time in seconds (0: only --iterations counts)")
         ->check(cli::non_negative_number())
         ->type_name("S")
         ->capture_default_str();
@@ -849,11 +858,13 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "small", "large"}).description(""))
         ->type_name("auto|small|large")
         ->capture_default_str();
-    app.add_flag("--fp16", options.fp16, "Compute in f16 on the device (CUDA only; requests keep the model's own dtypes)");
+    app.add_flag("--fp16", options.fp16,
+                 "Compute in f16 on the device (CUDA only; requests keep the model's own dtypes)");
     std::string policy_choices;
     for (const auto& name : loom::policy_names()) policy_choices += (policy_choices.empty() ? "" : "|") + name;
-    app.add_option("--policy", options.policy,
-                   "Scheduling policy: which model's next Step runs next; built in: " + join(loom::policy_names(), ", "))
+    app.add_option(
+           "--policy", options.policy,
+           "Scheduling policy: which model's next Step runs next; built in: " + join(loom::policy_names(), ", "))
         ->check(CLI::IsMember(loom::policy_names()).description(""))
         ->type_name(policy_choices)
         ->capture_default_str();

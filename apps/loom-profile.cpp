@@ -49,8 +49,9 @@ std::string command_line(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
-    const bool plain = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                             "0123456789-_=.,:/+@%") == std::string::npos;
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789-_=.,:/+@%") == std::string::npos;
     if (!plain) {
       std::string quoted = "'";
       for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -99,8 +100,7 @@ void print_ratio_summary(const char* label, std::vector<Ratio> ratios) {
   if (ratios.empty()) return;
   std::sort(ratios.begin(), ratios.end(), [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
   const std::size_t mid = ratios.size() / 2;
-  const double median =
-      ratios.size() % 2 ? ratios[mid].value : (ratios[mid - 1].value + ratios[mid].value) / 2;
+  const double median = ratios.size() % 2 ? ratios[mid].value : (ratios[mid - 1].value + ratios[mid].value) / 2;
   const Ratio& worst = *std::max_element(ratios.begin(), ratios.end(), [](const Ratio& a, const Ratio& b) {
     return std::abs(std::log(a.value)) < std::abs(std::log(b.value));
   });
@@ -119,9 +119,8 @@ void print_model_table(const std::string& label, const loom::ModelMeasurement& m
   for (std::size_t s = 0; s < m.steps.size(); ++s) {
     const loom::StepInfo& step = m.steps[s];
     const double roofline = roofline_us(step);
-    std::printf("  %3zu  %-24s %-34s %11.2f %11.2f %12.2f %12.2f %7s %7s %7s\n", s + 1,
-                step.name.substr(0, 24).c_str(), join_ops(step.ops).c_str(), step.compute_us, step.memory_us,
-                roofline, step.measured_us,
+    std::printf("  %3zu  %-24s %-34s %11.2f %11.2f %12.2f %12.2f %7s %7s %7s\n", s + 1, step.name.substr(0, 24).c_str(),
+                join_ops(step.ops).c_str(), step.compute_us, step.memory_us, roofline, step.measured_us,
                 roofline > 0 ? format("%.2f", step.measured_us / roofline).c_str() : "-",
                 slowdown_text(step.compute_probe_slowdown).c_str(), slowdown_text(step.memory_probe_slowdown).c_str());
   }
@@ -139,7 +138,7 @@ loom::DeviceProfile existing_or_new(const std::string& path, const std::string& 
   loom::DeviceProfile existing = loom::read_profile(path);
   if (existing.device_name != device_name)
     throw cli::UsageError("'" + path + "' is a profile of '" + existing.device_name + "', not of this device ('" +
-                     device_name + "'); pass another --output");
+                          device_name + "'); pass another --output");
   progress("adding to the " + std::to_string(existing.models.size()) + " model entries of " + path);
   return existing;
 }
@@ -189,9 +188,9 @@ int run(const Options& options, const std::string& command) {
               peaks.flops_f16 > 0 ? format("%.3f TFLOP/s", peaks.flops_f16 / 1e12).c_str() : "not measured",
               peaks.bandwidth / 1e9);
   std::printf("Method:    %s\n", peaks.method.c_str());
-  std::printf("Steps:     median of %d runs after %d warm-up, %s\n", options.runs, options.warmup,
-              options.no_probes ? "no probes"
-                                : (cuda ? "with compute and memory probes" : "no probes on this backend"));
+  std::printf(
+      "Steps:     median of %d runs after %d warm-up, %s\n", options.runs, options.warmup,
+      options.no_probes ? "no probes" : (cuda ? "with compute and memory probes" : "no probes on this backend"));
   std::fflush(stdout);
 
   std::vector<Ratio> all_ratios;

@@ -60,8 +60,7 @@ fs::path input_file(const fs::path& dir, std::size_t index) {
   const fs::path pb = dir / ("input_" + std::to_string(index) + ".pb");
   const fs::path npy = dir / ("input_" + std::to_string(index) + ".npy");
   const bool has_pb = fs::exists(pb), has_npy = fs::exists(npy);
-  if (has_pb && has_npy)
-    throw cli::UsageError("both " + pb.string() + " and " + npy.string() + " exist; keep one");
+  if (has_pb && has_npy) throw cli::UsageError("both " + pb.string() + " and " + npy.string() + " exist; keep one");
   return has_pb ? pb : has_npy ? npy : fs::path();
 }
 
@@ -86,8 +85,8 @@ std::vector<loom::Tensor> read_inputs(const loom::Model& model, const fs::path& 
                             " (or .npy) for input '" + declared.name + "'; the model takes " +
                             std::to_string(model.inputs.size()) + " input(s):" + declared_inputs(model));
     std::string stored_name;
-    loom::Tensor tensor = path.extension() == ".npy" ? loom::read_npy(path.string())
-                                                     : loom::read_tensor_pb(path.string(), &stored_name);
+    loom::Tensor tensor =
+        path.extension() == ".npy" ? loom::read_npy(path.string()) : loom::read_tensor_pb(path.string(), &stored_name);
     const std::string where = path.filename().string() + " (input '" + declared.name + "')";
     if (!stored_name.empty() && stored_name != declared.name)
       std::fprintf(stderr, "loom-run: note: %s names its tensor '%s'; inputs are matched by position\n",
@@ -107,14 +106,14 @@ std::vector<loom::Tensor> read_inputs(const loom::Model& model, const fs::path& 
       if (dim.empty()) continue;
       auto [it, added] = symbolic.emplace(dim, std::make_pair(shape[axis], where));
       if (!added && it->second.first != shape[axis])
-        throw loom::Error(loom::ErrorCode::shape_mismatch,
-                          where + " has " + dim + " = " + std::to_string(shape[axis]) + " but " + it->second.second +
-                              " has " + dim + " = " + std::to_string(it->second.first));
+        throw loom::Error(loom::ErrorCode::shape_mismatch, where + " has " + dim + " = " + std::to_string(shape[axis]) +
+                                                               " but " + it->second.second + " has " + dim + " = " +
+                                                               std::to_string(it->second.first));
     }
     if (!fits)
-      throw loom::Error(loom::ErrorCode::shape_mismatch, where + " has shape " + shape.to_string() +
-                                                             ", the model declares " +
-                                                             cli::describe_declared_input(declared));
+      throw loom::Error(
+          loom::ErrorCode::shape_mismatch,
+          where + " has shape " + shape.to_string() + ", the model declares " + cli::describe_declared_input(declared));
     inputs.push_back(std::move(tensor));
   }
   for (std::size_t extra = model.inputs.size();; ++extra) {
@@ -233,8 +232,8 @@ int run(const RunOptions& options) {
               info.steps.size(), info.weight_bytes / 1e6, executor.device_name().c_str(),
               executor.backend_name().c_str());
   for (std::size_t i = 0; i < info.inputs.size(); ++i)
-    std::printf("  in   input_%zu  %s %s %s\n", i, info.inputs[i].name.c_str(), info.inputs[i].shape.to_string().c_str(),
-                std::string(loom::dtype_name(info.inputs[i].dtype)).c_str());
+    std::printf("  in   input_%zu  %s %s %s\n", i, info.inputs[i].name.c_str(),
+                info.inputs[i].shape.to_string().c_str(), std::string(loom::dtype_name(info.inputs[i].dtype)).c_str());
 
   std::vector<double> times_ms;
   const loom::Outputs outputs = run_model(executor, load.name, inputs, options.iterations, &times_ms);
@@ -266,8 +265,9 @@ int run(const RunOptions& options) {
   cpu.load(model, load);
   const loom::Outputs reference = run_model(cpu, load.name, inputs, 1, nullptr);
   cpu.shutdown();
-  std::printf("Check against the CPU backend (fails where |out - cpu| > %g + %g * |cpu|)%s:\n", options.atol, options.rtol,
-              executor.backend_name() == "cpu" ? "; the run itself was on the CPU, so this only shows it is repeatable" : "");
+  std::printf(
+      "Check against the CPU backend (fails where |out - cpu| > %g + %g * |cpu|)%s:\n", options.atol, options.rtol,
+      executor.backend_name() == "cpu" ? "; the run itself was on the CPU, so this only shows it is repeatable" : "");
   std::printf("  %-24s %-16s %12s %12s  %s\n", "output", "shape", "max abs", "max rel", "result");
   std::size_t failed = 0;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -312,9 +312,10 @@ Examples:
 
 int main(int argc, char** argv) {
   RunOptions options;
-  CLI::App app{"Runs one ONNX model on inputs read from files and writes its outputs as TensorProto files;\n"
-               "--check compares the device's outputs with the CPU backend's.",
-               "loom-run"};
+  CLI::App app{
+      "Runs one ONNX model on inputs read from files and writes its outputs as TensorProto files;\n"
+      "--check compares the device's outputs with the CPU backend's.",
+      "loom-run"};
   app.footer(kFooter);
   app.get_formatter()->column_width(36);
   try {
@@ -322,7 +323,8 @@ int main(int argc, char** argv) {
     app.add_option("--onnx", options.onnx, "The ONNX model file (required)")->type_name("FILE");
     app.add_option("--input-dir", options.input_dir, "Folder holding input_0.pb (or .npy), input_1.pb, ... (required)")
         ->type_name("DIR");
-    app.add_option("--output-dir", options.output_dir, "Folder to write output_0.pb, ... into; created if missing (required)")
+    app.add_option("--output-dir", options.output_dir,
+                   "Folder to write output_0.pb, ... into; created if missing (required)")
         ->type_name("DIR");
     app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
         ->type_name("auto|cpu|cuda|cuda:N")

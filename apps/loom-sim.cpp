@@ -86,10 +86,11 @@ std::vector<loom::sim::SimModel> builtin_models(const SimOptions& options, std::
       result.push_back(loom::sim::sim_model(info));
       std::size_t measured = 0;
       for (const auto& step : info.steps) measured += step.measured_us > 0 ? 1 : 0;
-      sources += (sources.empty() ? "" : ", ") + model.name + ": " +
-                 (measured == 0 ? std::string("roofline")
-                                : std::to_string(measured) + " of " + std::to_string(info.steps.size()) +
-                                      " Steps measured" + (info.cost_source.empty() ? "" : " (" + info.cost_source + ")"));
+      sources +=
+          (sources.empty() ? "" : ", ") + model.name + ": " +
+          (measured == 0 ? std::string("roofline")
+                         : std::to_string(measured) + " of " + std::to_string(info.steps.size()) + " Steps measured" +
+                               (info.cost_source.empty() ? "" : " (" + info.cost_source + ")"));
     }
     cost_note = "executor on " + executor.device_name() + " (" + sources + ")";
     return result;
@@ -168,7 +169,8 @@ int run_sim(SimOptions options) {
     if (options.models.empty()) options.models = {"resnet", "bert", "lstm"};
     for (std::size_t i = 0; i < options.models.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
-        if (options.models[i] == options.models[j]) throw cli::UsageError("model '" + options.models[i] + "' is named twice");
+        if (options.models[i] == options.models[j])
+          throw cli::UsageError("model '" + options.models[i] + "' is named twice");
     std::string cost_note;
     workload.models = builtin_models(options, cost_note);
     workload.requests = loom::sim::periodic_requests(workload.models, options.requests, options.interval_us);
@@ -225,11 +227,12 @@ Examples:
 
 int main(int argc, char** argv) {
   SimOptions options;
-  CLI::App app{"Simulates an accelerator with a compute resource, a memory-access resource and limited\n"
-               "on-chip memory, scheduling the Steps of several models with one of Loom's policies.\n"
-               "Input: a workload file (docs/workload-format.md), or the built-in models (resnet, bert,\n"
-               "lstm) with costs from device peak figures. Times are microseconds.",
-               "loom-sim"};
+  CLI::App app{
+      "Simulates an accelerator with a compute resource, a memory-access resource and limited\n"
+      "on-chip memory, scheduling the Steps of several models with one of Loom's policies.\n"
+      "Input: a workload file (docs/workload-format.md), or the built-in models (resnet, bert,\n"
+      "lstm) with costs from device peak figures. Times are microseconds.",
+      "loom-sim"};
   app.footer(kFooter);
   app.get_formatter()->column_width(36);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

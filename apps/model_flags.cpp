@@ -73,7 +73,7 @@ std::map<std::string, std::int64_t> parse_dim_bindings(const std::vector<std::st
 }
 
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> parse_input_ranges(const std::vector<std::string>& items,
-                                                                              const std::string& flag) {
+                                                                                const std::string& flag) {
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> ranges;
   for (const auto& item : items) {
     const std::size_t comma = item.rfind(',');
@@ -81,7 +81,8 @@ std::map<std::string, std::pair<std::int64_t, std::int64_t>> parse_input_ranges(
     std::int64_t lo = 0, hi = 0;
     if (colon == std::string::npos || colon == 0 || !parse_integer(item.substr(colon + 1, comma - colon - 1), lo) ||
         !parse_integer(item.substr(comma + 1), hi))
-      throw UsageError(flag + ": expected NAME:LO,HI with whole numbers, such as input_ids:0,30522, got '" + item + "'");
+      throw UsageError(flag + ": expected NAME:LO,HI with whole numbers, such as input_ids:0,30522, got '" + item +
+                       "'");
     if (lo >= hi) throw UsageError(flag + ": '" + item + "': the range [LO, HI) is empty");
     const std::string name = item.substr(0, colon);
     if (!ranges.emplace(name, std::make_pair(lo, hi)).second)
@@ -93,7 +94,8 @@ std::map<std::string, std::pair<std::int64_t, std::int64_t>> parse_input_ranges(
 void apply_input_ranges(Model& model, const std::map<std::string, std::pair<std::int64_t, std::int64_t>>& ranges) {
   for (const auto& input : model.inputs)
     if (auto it = ranges.find(input.name); it != ranges.end())
-      model.metadata["input_range:" + input.name] = std::to_string(it->second.first) + "," + std::to_string(it->second.second);
+      model.metadata["input_range:" + input.name] =
+          std::to_string(it->second.first) + "," + std::to_string(it->second.second);
 }
 
 bool is_batch_dim_name(const std::string& name) {

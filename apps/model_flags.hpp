@@ -23,7 +23,7 @@ std::map<std::string, std::int64_t> parse_dim_bindings(const std::vector<std::st
 
 // "name:lo,hi" items (integers, lo < hi) -> half-open ranges by input name.
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> parse_input_ranges(const std::vector<std::string>& items,
-                                                                              const std::string& flag);
+                                                                                const std::string& flag);
 
 // Records each range as the model's "input_range:<name>" metadata, which random_inputs() reads;
 // ranges for inputs the model does not have are ignored.

@@ -38,9 +38,10 @@ __global__ void argmax_rows_kernel(const T* x, std::int64_t* y, std::int64_t row
         best_index = j;
       }
     }
-    block_pick(best, best_index,
-               [=](V v, long long i, V bv, long long bi) { return beats(v, i, bv, bi, is_max, select_last); },
-               scratch_values, scratch_indices);
+    block_pick(
+        best, best_index,
+        [=](V v, long long i, V bv, long long bi) { return beats(v, i, bv, bi, is_max, select_last); }, scratch_values,
+        scratch_indices);
     if (threadIdx.x == 0) y[row] = best_index;
   }
 }
@@ -74,8 +75,8 @@ void launch_typed(const void* x, std::int64_t* y, std::int64_t outer, std::int64
     const int threads = axis <= 256 ? 64 : kBlockThreads;
     argmax_rows_kernel<T><<<row_grid(outer), threads, 0, stream>>>(tx, y, outer, axis, is_max, select_last);
   } else {
-    argmax_columns_kernel<T><<<grid_for(outer * inner), kBlockThreads, 0, stream>>>(tx, y, outer, axis, inner, is_max,
-                                                                                    select_last);
+    argmax_columns_kernel<T>
+        <<<grid_for(outer * inner), kBlockThreads, 0, stream>>>(tx, y, outer, axis, inner, is_max, select_last);
   }
 }
 
@@ -85,11 +86,16 @@ void launch_argmax(const void* x, std::int64_t* y, DType dtype, std::int64_t out
                    std::int64_t inner, bool is_max, bool select_last, cudaStream_t stream) {
   if (outer == 0 || inner == 0 || axis == 0) return;
   switch (dtype) {
-    case DType::f32: return launch_typed<float>(x, y, outer, axis, inner, is_max, select_last, stream);
-    case DType::f16: return launch_typed<__half>(x, y, outer, axis, inner, is_max, select_last, stream);
-    case DType::i64: return launch_typed<std::int64_t>(x, y, outer, axis, inner, is_max, select_last, stream);
-    case DType::i32: return launch_typed<std::int32_t>(x, y, outer, axis, inner, is_max, select_last, stream);
-    default: throw_unhandled_dtype("launch_argmax", dtype);
+    case DType::f32:
+      return launch_typed<float>(x, y, outer, axis, inner, is_max, select_last, stream);
+    case DType::f16:
+      return launch_typed<__half>(x, y, outer, axis, inner, is_max, select_last, stream);
+    case DType::i64:
+      return launch_typed<std::int64_t>(x, y, outer, axis, inner, is_max, select_last, stream);
+    case DType::i32:
+      return launch_typed<std::int32_t>(x, y, outer, axis, inner, is_max, select_last, stream);
+    default:
+      throw_unhandled_dtype("launch_argmax", dtype);
   }
 }
 

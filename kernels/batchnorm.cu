@@ -7,8 +7,8 @@ namespace loom::kernels {
 namespace {
 
 template <class P>
-__global__ void fold_kernel(const P* scale, const P* bias, const P* mean, const P* var, float epsilon,
-                            float* folded, std::int64_t channels) {
+__global__ void fold_kernel(const P* scale, const P* bias, const P* mean, const P* var, float epsilon, float* folded,
+                            std::int64_t channels) {
   for (std::int64_t c = global_thread_index(); c < channels; c += grid_stride()) {
     const float a = to_float(scale[c]) * rsqrtf(to_float(var[c]) + epsilon);
     folded[c] = a;
@@ -26,8 +26,8 @@ __global__ void apply_kernel(const T* x, T* y, const float* folded, std::int64_t
 }
 
 template <class P>
-void launch_fold(const void* scale, const void* bias, const void* mean, const void* var, float epsilon,
-                 float* folded, std::int64_t channels, cudaStream_t stream) {
+void launch_fold(const void* scale, const void* bias, const void* mean, const void* var, float epsilon, float* folded,
+                 std::int64_t channels, cudaStream_t stream) {
   fold_kernel<P><<<grid_for(channels), kBlockThreads, 0, stream>>>(
       static_cast<const P*>(scale), static_cast<const P*>(bias), static_cast<const P*>(mean),
       static_cast<const P*>(var), epsilon, folded, channels);

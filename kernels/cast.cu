@@ -14,14 +14,22 @@ namespace {
 
 using bool_t = std::uint8_t;
 
-template <class T> inline constexpr bool kIsHalfLike = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+template <class T>
+inline constexpr bool kIsHalfLike = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
 __device__ __forceinline__ float widen(__half v) { return __half2float(v); }
 __device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 
-template <class T> __device__ __forceinline__ T narrow(float v);
-template <> __device__ __forceinline__ __half narrow<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <class T>
+__device__ __forceinline__ T narrow(float v);
+template <>
+__device__ __forceinline__ __half narrow<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 template <class D, class S>
 __device__ __forceinline__ D convert(S v) {
@@ -46,20 +54,32 @@ __device__ __forceinline__ D convert(S v) {
 template <class S, class V, class D>
 __global__ void cast_kernel(const S* __restrict__ src, D* __restrict__ dst, std::int64_t n) {
   for (std::int64_t i = global_thread_index(); i < n; i += grid_stride()) {
-    if constexpr (std::is_same_v<V, D>) dst[i] = convert<D>(src[i]);
-    else dst[i] = convert<D>(convert<V>(src[i]));
+    if constexpr (std::is_same_v<V, D>)
+      dst[i] = convert<D>(src[i]);
+    else
+      dst[i] = convert<D>(convert<V>(src[i]));
   }
 }
 
-template <class T> struct type_tag { using type = T; };
-template <class F> void visit_dtype(DType dtype, F&& f) {
+template <class T>
+struct type_tag {
+  using type = T;
+};
+template <class F>
+void visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::f32: return f(type_tag<float>{});
-    case DType::f16: return f(type_tag<__half>{});
-    case DType::bf16: return f(type_tag<__nv_bfloat16>{});
-    case DType::i64: return f(type_tag<std::int64_t>{});
-    case DType::i32: return f(type_tag<std::int32_t>{});
-    case DType::boolean: return f(type_tag<bool_t>{});
+    case DType::f32:
+      return f(type_tag<float>{});
+    case DType::f16:
+      return f(type_tag<__half>{});
+    case DType::bf16:
+      return f(type_tag<__nv_bfloat16>{});
+    case DType::i64:
+      return f(type_tag<std::int64_t>{});
+    case DType::i32:
+      return f(type_tag<std::int32_t>{});
+    case DType::boolean:
+      return f(type_tag<bool_t>{});
   }
   throw_unhandled_dtype("launch_cast", dtype);
 }
@@ -81,12 +101,12 @@ void launch_cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, D
         visit_dtype(dst_dtype, [&](auto dst_tag) {
           using D = typename decltype(dst_tag)::type;
           if constexpr (std::is_floating_point_v<D> || kIsHalfLike<D>)
-            cast_kernel<S, V, D><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const S*>(src),
-                                                                            static_cast<D*>(dst), n);
+            cast_kernel<S, V, D>
+                <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const S*>(src), static_cast<D*>(dst), n);
         });
       } else {
-        cast_kernel<S, V, V><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const S*>(src),
-                                                                        static_cast<V*>(dst), n);
+        cast_kernel<S, V, V>
+            <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const S*>(src), static_cast<V*>(dst), n);
       }
     });
   });

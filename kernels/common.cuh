@@ -14,18 +14,38 @@
 namespace loom::kernels {
 
 // Storage types by element size, for ops that only move bytes.
-template <int Bytes> struct bits_of;
-template <> struct bits_of<1> { using type = std::uint8_t; };
-template <> struct bits_of<2> { using type = std::uint16_t; };
-template <> struct bits_of<4> { using type = std::uint32_t; };
-template <> struct bits_of<8> { using type = std::uint64_t; };
+template <int Bytes>
+struct bits_of;
+template <>
+struct bits_of<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct bits_of<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct bits_of<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct bits_of<8> {
+  using type = std::uint64_t;
+};
 
 // Arithmetic is always done in f32; storage may be f16.
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-template <class T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <class T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
 
 constexpr int kBlockThreads = 256;
 
@@ -46,9 +66,7 @@ inline unsigned row_grid(std::int64_t rows) {
 __device__ __forceinline__ std::int64_t global_thread_index() {
   return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
-__device__ __forceinline__ std::int64_t grid_stride() {
-  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-}
+__device__ __forceinline__ std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
 __device__ __forceinline__ float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);

@@ -13,7 +13,7 @@ namespace loom::kernels {
 
 // Spatial extents over 3 axes (leading unit axes for 1-D and 2-D).
 struct ConvTransposeCrop {
-  std::int64_t planes = 0;  // N * M
+  std::int64_t planes = 0;    // N * M
   std::int64_t channels = 1;  // M, for the bias index
   std::int64_t full[3] = {1, 1, 1}, out[3] = {1, 1, 1}, pad_begin[3] = {};
 };

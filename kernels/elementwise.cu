@@ -12,19 +12,31 @@ namespace {
 
 using bool_t = std::uint8_t;  // one byte per bool element, 0 or 1
 
-template <class T> inline constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, __half>;
-template <class T> inline constexpr bool kIsInt = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>;
+template <class T>
+inline constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, __half>;
+template <class T>
+inline constexpr bool kIsInt = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>;
 
 // Calls f(type_tag<T>{}) with T the device storage type of `dtype` among f32, f16, i32, i64, bool.
-template <class T> struct type_tag { using type = T; };
-template <class F> void visit_dtype(DType dtype, const char* launcher, F&& f) {
+template <class T>
+struct type_tag {
+  using type = T;
+};
+template <class F>
+void visit_dtype(DType dtype, const char* launcher, F&& f) {
   switch (dtype) {
-    case DType::f32: return f(type_tag<float>{});
-    case DType::f16: return f(type_tag<__half>{});
-    case DType::i32: return f(type_tag<std::int32_t>{});
-    case DType::i64: return f(type_tag<std::int64_t>{});
-    case DType::boolean: return f(type_tag<bool_t>{});
-    default: throw_unhandled_dtype(launcher, dtype);
+    case DType::f32:
+      return f(type_tag<float>{});
+    case DType::f16:
+      return f(type_tag<__half>{});
+    case DType::i32:
+      return f(type_tag<std::int32_t>{});
+    case DType::i64:
+      return f(type_tag<std::int64_t>{});
+    case DType::boolean:
+      return f(type_tag<bool_t>{});
+    default:
+      throw_unhandled_dtype(launcher, dtype);
   }
 }
 
@@ -85,9 +97,12 @@ __global__ void unary_kernel(const T* x, T* y, std::int64_t n, UnaryParams p) {
     if constexpr (Op == UnaryOp::logical_not) {
       y[i] = v ? 0 : 1;
     } else if constexpr (kIsInt<T>) {
-      if constexpr (Op == UnaryOp::relu) y[i] = v > 0 ? v : T{0};
-      else if constexpr (Op == UnaryOp::neg) y[i] = wrap_neg(v);
-      else y[i] = v < 0 ? wrap_neg(v) : v;
+      if constexpr (Op == UnaryOp::relu)
+        y[i] = v > 0 ? v : T{0};
+      else if constexpr (Op == UnaryOp::neg)
+        y[i] = wrap_neg(v);
+      else
+        y[i] = v < 0 ? wrap_neg(v) : v;
     } else {
       y[i] = from_float<T>(unary_float<Op>(to_float(v), p));
     }
@@ -96,8 +111,10 @@ __global__ void unary_kernel(const T* x, T* y, std::int64_t n, UnaryParams p) {
 
 template <UnaryOp Op, class T>
 constexpr bool unary_supports() {
-  if constexpr (Op == UnaryOp::logical_not) return std::is_same_v<T, bool_t>;
-  else return kIsFloat<T> || (kUnaryTakesInts<Op> && kIsInt<T>);
+  if constexpr (Op == UnaryOp::logical_not)
+    return std::is_same_v<T, bool_t>;
+  else
+    return kIsFloat<T> || (kUnaryTakesInts<Op> && kIsInt<T>);
 }
 
 template <UnaryOp Op>
@@ -105,7 +122,8 @@ void launch_unary_typed(const void* x, void* y, DType dtype, std::int64_t n, Una
   visit_dtype(dtype, "launch_unary", [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (unary_supports<Op, T>())
-      unary_kernel<Op, T><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, p);
+      unary_kernel<Op, T>
+          <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, p);
     else
       throw_unhandled_dtype("launch_unary", dtype);
   });
@@ -114,59 +132,87 @@ void launch_unary_typed(const void* x, void* y, DType dtype, std::int64_t n, Una
 // ---------------------------------------------------------------- binary
 
 template <BinaryOp Op>
-inline constexpr bool kIsPredicate = Op == BinaryOp::equal || Op == BinaryOp::less || Op == BinaryOp::greater ||
-                                     Op == BinaryOp::less_equal || Op == BinaryOp::greater_equal ||
-                                     Op == BinaryOp::logical_and || Op == BinaryOp::logical_or ||
-                                     Op == BinaryOp::logical_xor;
+inline constexpr bool kIsPredicate =
+    Op == BinaryOp::equal || Op == BinaryOp::less || Op == BinaryOp::greater || Op == BinaryOp::less_equal ||
+    Op == BinaryOp::greater_equal || Op == BinaryOp::logical_and || Op == BinaryOp::logical_or ||
+    Op == BinaryOp::logical_xor;
 template <BinaryOp Op>
 inline constexpr bool kIsLogic =
     Op == BinaryOp::logical_and || Op == BinaryOp::logical_or || Op == BinaryOp::logical_xor;
 
-template <BinaryOp Op, class T> using binary_out_t = std::conditional_t<kIsPredicate<Op>, bool_t, T>;
+template <BinaryOp Op, class T>
+using binary_out_t = std::conditional_t<kIsPredicate<Op>, bool_t, T>;
 
 template <BinaryOp Op, class T>
 constexpr bool binary_supports() {
-  if constexpr (kIsLogic<Op>) return std::is_same_v<T, bool_t>;
-  else if constexpr (Op == BinaryOp::equal) return kIsFloat<T> || kIsInt<T> || std::is_same_v<T, bool_t>;
-  else if constexpr (Op == BinaryOp::prelu) return kIsFloat<T>;
-  else return kIsFloat<T> || kIsInt<T>;
+  if constexpr (kIsLogic<Op>)
+    return std::is_same_v<T, bool_t>;
+  else if constexpr (Op == BinaryOp::equal)
+    return kIsFloat<T> || kIsInt<T> || std::is_same_v<T, bool_t>;
+  else if constexpr (Op == BinaryOp::prelu)
+    return kIsFloat<T>;
+  else
+    return kIsFloat<T> || kIsInt<T>;
 }
 
 template <BinaryOp Op, class C>
 __device__ __forceinline__ auto compare_or_arith(C x, C y) {
-  if constexpr (Op == BinaryOp::add) return x + y;
-  else if constexpr (Op == BinaryOp::sub) return x - y;
-  else if constexpr (Op == BinaryOp::mul) return x * y;
-  else if constexpr (Op == BinaryOp::div) return x / y;
+  if constexpr (Op == BinaryOp::add)
+    return x + y;
+  else if constexpr (Op == BinaryOp::sub)
+    return x - y;
+  else if constexpr (Op == BinaryOp::mul)
+    return x * y;
+  else if constexpr (Op == BinaryOp::div)
+    return x / y;
   // NaN propagates through Min/Max (x != x only for NaN), as in numpy and the CPU backend.
-  else if constexpr (Op == BinaryOp::min) return (x < y || x != x) ? x : y;
-  else if constexpr (Op == BinaryOp::max) return (x > y || x != x) ? x : y;
-  else if constexpr (Op == BinaryOp::prelu) return x < C{0} ? y * x : x;
-  else if constexpr (Op == BinaryOp::equal) return x == y;
-  else if constexpr (Op == BinaryOp::less) return x < y;
-  else if constexpr (Op == BinaryOp::greater) return x > y;
-  else if constexpr (Op == BinaryOp::less_equal) return x <= y;
-  else return x >= y;
+  else if constexpr (Op == BinaryOp::min)
+    return (x < y || x != x) ? x : y;
+  else if constexpr (Op == BinaryOp::max)
+    return (x > y || x != x) ? x : y;
+  else if constexpr (Op == BinaryOp::prelu)
+    return x < C{0} ? y * x : x;
+  else if constexpr (Op == BinaryOp::equal)
+    return x == y;
+  else if constexpr (Op == BinaryOp::less)
+    return x < y;
+  else if constexpr (Op == BinaryOp::greater)
+    return x > y;
+  else if constexpr (Op == BinaryOp::less_equal)
+    return x <= y;
+  else
+    return x >= y;
 }
 
 template <BinaryOp Op, class T>
 __device__ __forceinline__ binary_out_t<Op, T> apply_binary(T a, T b) {
   if constexpr (std::is_same_v<T, bool_t>) {
     const bool x = a != 0, y = b != 0;
-    if constexpr (Op == BinaryOp::equal) return x == y;
-    else if constexpr (Op == BinaryOp::logical_and) return x && y;
-    else if constexpr (Op == BinaryOp::logical_or) return x || y;
-    else return x != y;
+    if constexpr (Op == BinaryOp::equal)
+      return x == y;
+    else if constexpr (Op == BinaryOp::logical_and)
+      return x && y;
+    else if constexpr (Op == BinaryOp::logical_or)
+      return x || y;
+    else
+      return x != y;
   } else if constexpr (kIsInt<T>) {
-    if constexpr (Op == BinaryOp::add) return wrap_add(a, b);
-    else if constexpr (Op == BinaryOp::sub) return wrap_sub(a, b);
-    else if constexpr (Op == BinaryOp::mul) return wrap_mul(a, b);
-    else if constexpr (Op == BinaryOp::div) return int_div(a, b);
-    else return static_cast<binary_out_t<Op, T>>(compare_or_arith<Op>(a, b));
+    if constexpr (Op == BinaryOp::add)
+      return wrap_add(a, b);
+    else if constexpr (Op == BinaryOp::sub)
+      return wrap_sub(a, b);
+    else if constexpr (Op == BinaryOp::mul)
+      return wrap_mul(a, b);
+    else if constexpr (Op == BinaryOp::div)
+      return int_div(a, b);
+    else
+      return static_cast<binary_out_t<Op, T>>(compare_or_arith<Op>(a, b));
   } else {
     const auto r = compare_or_arith<Op>(to_float(a), to_float(b));
-    if constexpr (kIsPredicate<Op>) return r;
-    else return from_float<T>(r);
+    if constexpr (kIsPredicate<Op>)
+      return r;
+    else
+      return from_float<T>(r);
   }
 }
 
@@ -226,8 +272,10 @@ template <class B, class E>
 __device__ __forceinline__ B apply_pow(B base, E exponent) {
   if constexpr (kIsFloat<B>) {
     float e;
-    if constexpr (kIsInt<E>) e = static_cast<float>(exponent);
-    else e = to_float(exponent);
+    if constexpr (kIsInt<E>)
+      e = static_cast<float>(exponent);
+    else
+      e = to_float(exponent);
     return from_float<B>(powf(to_float(base), e));
   } else if constexpr (kIsInt<E>) {
     return int_pow(base, static_cast<std::int64_t>(exponent));
@@ -253,7 +301,8 @@ void launch_unary(UnaryOp op, const void* x, void* y, DType dtype, std::size_t n
   const auto count = static_cast<std::int64_t>(n);
   switch (op) {
 #define LOOM_UNARY_CASE(name) \
-  case UnaryOp::name: return launch_unary_typed<UnaryOp::name>(x, y, dtype, count, params, stream);
+  case UnaryOp::name:         \
+    return launch_unary_typed<UnaryOp::name>(x, y, dtype, count, params, stream);
     LOOM_UNARY_CASE(relu)
     LOOM_UNARY_CASE(sigmoid)
     LOOM_UNARY_CASE(tanh)
@@ -276,14 +325,15 @@ void launch_unary(UnaryOp op, const void* x, void* y, DType dtype, std::size_t n
   }
 }
 
-void launch_binary(BinaryOp op, const void* a, const void* b, void* c, DType dtype,
-                   const BroadcastLayout& layout, bool same_shape, cudaStream_t stream) {
+void launch_binary(BinaryOp op, const void* a, const void* b, void* c, DType dtype, const BroadcastLayout& layout,
+                   bool same_shape, cudaStream_t stream) {
   std::int64_t n = 1;
   for (int d = 0; d < layout.rank; ++d) n *= layout.dims[d];
   if (n == 0) return;
   switch (op) {
 #define LOOM_BINARY_CASE(name) \
-  case BinaryOp::name: return launch_binary_op<BinaryOp::name>(a, b, c, dtype, layout, same_shape, n, stream);
+  case BinaryOp::name:         \
+    return launch_binary_op<BinaryOp::name>(a, b, c, dtype, layout, same_shape, n, stream);
     LOOM_BINARY_CASE(add)
     LOOM_BINARY_CASE(mul)
     LOOM_BINARY_CASE(sub)
@@ -314,8 +364,8 @@ void launch_pow(const void* a, DType a_dtype, const void* b, DType b_dtype, void
       visit_dtype(b_dtype, "launch_pow", [&](auto exponent_tag) {
         using E = typename decltype(exponent_tag)::type;
         if constexpr (kIsFloat<E> || kIsInt<E>)
-          pow_kernel<B, E><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const B*>(a), static_cast<const E*>(b),
-                                                                      static_cast<B*>(c), layout, n);
+          pow_kernel<B, E><<<grid_for(n), kBlockThreads, 0, stream>>>(
+              static_cast<const B*>(a), static_cast<const E*>(b), static_cast<B*>(c), layout, n);
         else
           throw_unhandled_dtype("launch_pow", b_dtype);
       });

@@ -13,13 +13,24 @@
 namespace loom::kernels {
 
 enum class UnaryOp {
-  relu, sigmoid, tanh, gelu_erf, gelu_tanh,
+  relu,
+  sigmoid,
+  tanh,
+  gelu_erf,
+  gelu_tanh,
   leaky_relu,    // alpha
   elu,           // alpha
   hard_sigmoid,  // alpha, beta
-  hard_swish, erf, softplus, sqrt, reciprocal, exp, log,
-  neg, abs,      // also i32, i64
-  logical_not,   // bool only
+  hard_swish,
+  erf,
+  softplus,
+  sqrt,
+  reciprocal,
+  exp,
+  log,
+  neg,
+  abs,          // also i32, i64
+  logical_not,  // bool only
 };
 
 // The float attributes some unary ops take (LeakyRelu/Elu alpha, HardSigmoid alpha and beta).
@@ -34,11 +45,21 @@ void launch_unary(UnaryOp op, const void* x, void* y, DType dtype, std::size_t n
                   UnaryParams params = {});
 
 enum class BinaryOp {
-  add, mul, sub, div, min, max,                            // f32, f16, i32, i64; output as input
-  prelu,                                                   // f32, f16: a < 0 ? b * a : a
-  equal,                                                   // f32, f16, i32, i64, bool -> bool
-  less, greater, less_equal, greater_equal,                // f32, f16, i32, i64 -> bool
-  logical_and, logical_or, logical_xor,                    // bool -> bool
+  add,
+  mul,
+  sub,
+  div,
+  min,
+  max,    // f32, f16, i32, i64; output as input
+  prelu,  // f32, f16: a < 0 ? b * a : a
+  equal,  // f32, f16, i32, i64, bool -> bool
+  less,
+  greater,
+  less_equal,
+  greater_equal,  // f32, f16, i32, i64 -> bool
+  logical_and,
+  logical_or,
+  logical_xor,  // bool -> bool
 };
 
 inline constexpr int kMaxBroadcastRank = 8;
@@ -56,8 +77,8 @@ struct BroadcastLayout {
 // c is bool (one byte per element) for comparisons and logic, else `dtype`. `same_shape` selects
 // the flat fast path (both inputs dense with the output's shape). c may alias a when a is dense
 // with the output's shape (Min/Max fold into their output this way).
-void launch_binary(BinaryOp op, const void* a, const void* b, void* c, DType dtype,
-                   const BroadcastLayout& layout, bool same_shape, cudaStream_t stream);
+void launch_binary(BinaryOp op, const void* a, const void* b, void* c, DType dtype, const BroadcastLayout& layout,
+                   bool same_shape, cudaStream_t stream);
 
 // c = a ^ b over `layout`, c with a's dtype. a and b each f32, f16, i32 or i64. Float bases use
 // powf; integer bases raise exactly by squaring an integer exponent (wrapping; negative exponents

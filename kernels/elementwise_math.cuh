@@ -11,29 +11,37 @@
 
 namespace loom::kernels {
 
-template <class T> __device__ __forceinline__ T wrap_add(T a, T b) {
+template <class T>
+__device__ __forceinline__ T wrap_add(T a, T b) {
   using U = std::make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
 }
-template <class T> __device__ __forceinline__ T wrap_sub(T a, T b) {
+template <class T>
+__device__ __forceinline__ T wrap_sub(T a, T b) {
   using U = std::make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
 }
-template <class T> __device__ __forceinline__ T wrap_mul(T a, T b) {
+template <class T>
+__device__ __forceinline__ T wrap_mul(T a, T b) {
   using U = std::make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
-template <class T> __device__ __forceinline__ T wrap_neg(T a) { return wrap_sub(T{0}, a); }
+template <class T>
+__device__ __forceinline__ T wrap_neg(T a) {
+  return wrap_sub(T{0}, a);
+}
 
 // Truncating division; x / 0 = 0 and MIN / -1 = MIN (both undefined in C and ONNX).
-template <class T> __device__ __forceinline__ T int_div(T a, T b) {
+template <class T>
+__device__ __forceinline__ T int_div(T a, T b) {
   if (b == 0) return T{0};
   if (b == T{-1}) return wrap_neg(a);
   return static_cast<T>(a / b);
 }
 
 // base^exponent by squaring, wrapping; negative exponents truncate 1/base^|exponent|.
-template <class T> __device__ __forceinline__ T int_pow(T base, std::int64_t exponent) {
+template <class T>
+__device__ __forceinline__ T int_pow(T base, std::int64_t exponent) {
   if (exponent < 0) {
     if (base == 1) return T{1};
     if (base == T{-1}) return (exponent & 1) ? T{-1} : T{1};
@@ -49,7 +57,8 @@ template <class T> __device__ __forceinline__ T int_pow(T base, std::int64_t exp
 }
 
 // Truncates toward zero, saturating at the limits; NaN -> 0.
-template <class I> __device__ __forceinline__ I saturate_to_int(double v) {
+template <class I>
+__device__ __forceinline__ I saturate_to_int(double v) {
   if (v != v) return I{0};
   if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
   if (v <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();

@@ -22,12 +22,16 @@ __global__ void clip_kernel(const T* x, const T* low, const T* high, T* y, std::
   }
   for (std::int64_t i = global_thread_index(); i < n; i += grid_stride()) {
     C v;
-    if constexpr (std::is_floating_point_v<C>) v = to_float(x[i]);
-    else v = x[i];
+    if constexpr (std::is_floating_point_v<C>)
+      v = to_float(x[i]);
+    else
+      v = x[i];
     v = v < lo ? lo : v;
     v = v > hi ? hi : v;
-    if constexpr (std::is_floating_point_v<C>) y[i] = from_float<T>(v);
-    else y[i] = v;
+    if constexpr (std::is_floating_point_v<C>)
+      y[i] = from_float<T>(v);
+    else
+      y[i] = v;
   }
 }
 
@@ -69,11 +73,16 @@ void launch_clip(const void* x, const void* low, const void* high, void* y, DTyp
   if (n == 0) return;
   const auto count = static_cast<std::int64_t>(n);
   switch (dtype) {
-    case DType::f32: return launch_clip_typed<float, float>(x, low, high, y, count, stream);
-    case DType::f16: return launch_clip_typed<__half, float>(x, low, high, y, count, stream);
-    case DType::i32: return launch_clip_typed<std::int32_t, std::int32_t>(x, low, high, y, count, stream);
-    case DType::i64: return launch_clip_typed<std::int64_t, std::int64_t>(x, low, high, y, count, stream);
-    default: throw_unhandled_dtype("launch_clip", dtype);
+    case DType::f32:
+      return launch_clip_typed<float, float>(x, low, high, y, count, stream);
+    case DType::f16:
+      return launch_clip_typed<__half, float>(x, low, high, y, count, stream);
+    case DType::i32:
+      return launch_clip_typed<std::int32_t, std::int32_t>(x, low, high, y, count, stream);
+    case DType::i64:
+      return launch_clip_typed<std::int64_t, std::int64_t>(x, low, high, y, count, stream);
+    default:
+      throw_unhandled_dtype("launch_clip", dtype);
   }
 }
 
@@ -83,10 +92,14 @@ void launch_where(const void* condition, const void* x, const void* y, void* out
   for (int d = 0; d < layout.rank; ++d) n *= layout.dims[d];
   if (n == 0) return;
   switch (element_bytes) {
-    case 1: return launch_where_sized<bits_of<1>::type>(condition, x, y, out, layout, n, stream);
-    case 2: return launch_where_sized<bits_of<2>::type>(condition, x, y, out, layout, n, stream);
-    case 4: return launch_where_sized<bits_of<4>::type>(condition, x, y, out, layout, n, stream);
-    case 8: return launch_where_sized<bits_of<8>::type>(condition, x, y, out, layout, n, stream);
+    case 1:
+      return launch_where_sized<bits_of<1>::type>(condition, x, y, out, layout, n, stream);
+    case 2:
+      return launch_where_sized<bits_of<2>::type>(condition, x, y, out, layout, n, stream);
+    case 4:
+      return launch_where_sized<bits_of<4>::type>(condition, x, y, out, layout, n, stream);
+    case 8:
+      return launch_where_sized<bits_of<8>::type>(condition, x, y, out, layout, n, stream);
     default:
       throw Error(ErrorCode::internal, "launch_where: element size " + std::to_string(element_bytes));
   }

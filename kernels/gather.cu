@@ -9,8 +9,8 @@ namespace loom::kernels {
 namespace {
 
 template <class Bits, class Index>
-__global__ void gather_kernel(const Bits* data, const Index* indices, Bits* y, std::int64_t axis,
-                              std::int64_t inner, std::int64_t index_count, std::int64_t n) {
+__global__ void gather_kernel(const Bits* data, const Index* indices, Bits* y, std::int64_t axis, std::int64_t inner,
+                              std::int64_t index_count, std::int64_t n) {
   for (std::int64_t i = global_thread_index(); i < n; i += grid_stride()) {
     const std::int64_t in = i % inner;
     const std::int64_t k = (i / inner) % index_count;
@@ -26,20 +26,25 @@ template <int Bytes, class Index>
 void launch_typed(const void* data, const void* indices, void* y, std::int64_t axis, std::int64_t inner,
                   std::int64_t index_count, std::int64_t n, cudaStream_t stream) {
   using Bits = typename bits_of<Bytes>::type;
-  gather_kernel<Bits, Index><<<grid_for(n), kBlockThreads, 0, stream>>>(
-      static_cast<const Bits*>(data), static_cast<const Index*>(indices), static_cast<Bits*>(y), axis, inner,
-      index_count, n);
+  gather_kernel<Bits, Index>
+      <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const Bits*>(data), static_cast<const Index*>(indices),
+                                                  static_cast<Bits*>(y), axis, inner, index_count, n);
 }
 
 template <class Index>
 void launch_indexed(const void* data, const void* indices, void* y, std::size_t element_bytes, std::int64_t axis,
                     std::int64_t inner, std::int64_t index_count, std::int64_t n, cudaStream_t stream) {
   switch (element_bytes) {
-    case 1: return launch_typed<1, Index>(data, indices, y, axis, inner, index_count, n, stream);
-    case 2: return launch_typed<2, Index>(data, indices, y, axis, inner, index_count, n, stream);
-    case 4: return launch_typed<4, Index>(data, indices, y, axis, inner, index_count, n, stream);
-    case 8: return launch_typed<8, Index>(data, indices, y, axis, inner, index_count, n, stream);
-    default: throw Error(ErrorCode::internal, "launch_gather: element size " + std::to_string(element_bytes));
+    case 1:
+      return launch_typed<1, Index>(data, indices, y, axis, inner, index_count, n, stream);
+    case 2:
+      return launch_typed<2, Index>(data, indices, y, axis, inner, index_count, n, stream);
+    case 4:
+      return launch_typed<4, Index>(data, indices, y, axis, inner, index_count, n, stream);
+    case 8:
+      return launch_typed<8, Index>(data, indices, y, axis, inner, index_count, n, stream);
+    default:
+      throw Error(ErrorCode::internal, "launch_gather: element size " + std::to_string(element_bytes));
   }
 }
 

@@ -16,7 +16,8 @@ __device__ __forceinline__ std::int64_t row_length(const GruStepParams& p, std::
 
 // Pre-activation of gate k (0 = z, 1 = r) for row b, unit j at time t: x part + h part + Wb + Rb.
 template <class T>
-__device__ __forceinline__ float gate_input(const GruStepParams& p, std::int64_t b, std::int64_t t, std::int64_t j, int k) {
+__device__ __forceinline__ float gate_input(const GruStepParams& p, std::int64_t b, std::int64_t t, std::int64_t j,
+                                            int k) {
   const std::int64_t gates = 3 * p.hidden;
   const std::int64_t x_row = p.batch_major ? b * p.seq_len + t : t * p.batch + b;
   const std::int64_t g = k * p.hidden + j;
@@ -75,9 +76,10 @@ __global__ void gru_update_kernel(GruStepParams p) {
       const T h_new = from_float<T>((1.0f - z) * candidate + z * to_float(h[i]));
       h[i] = h_new;
       if (y) {
-        const std::int64_t y_at =
-            (p.batch_major ? (b * p.seq_len + t) * p.directions + p.direction : (t * p.directions + p.direction) * p.batch + b) *
-                p.hidden + j;
+        const std::int64_t y_at = (p.batch_major ? (b * p.seq_len + t) * p.directions + p.direction
+                                                 : (t * p.directions + p.direction) * p.batch + b) *
+                                      p.hidden +
+                                  j;
         y[y_at] = h_new;
       }
     }

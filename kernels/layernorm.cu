@@ -44,10 +44,9 @@ template <class T>
 void launch_typed(const void* x, const void* scale, const void* bias, void* y, void* mean, void* inv_std,
                   std::int64_t rows, std::int64_t cols, float epsilon, cudaStream_t stream) {
   const int threads = cols <= 256 ? 64 : kBlockThreads;
-  layernorm_kernel<T><<<row_grid(rows), threads, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(scale),
-                                                              static_cast<const T*>(bias), static_cast<T*>(y),
-                                                              static_cast<T*>(mean), static_cast<T*>(inv_std), rows,
-                                                              cols, epsilon);
+  layernorm_kernel<T><<<row_grid(rows), threads, 0, stream>>>(
+      static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias), static_cast<T*>(y),
+      static_cast<T*>(mean), static_cast<T*>(inv_std), rows, cols, epsilon);
 }
 
 }  // namespace

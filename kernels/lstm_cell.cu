@@ -46,7 +46,8 @@ __global__ void lstm_step_kernel(LstmStepParams p) {
         gate[2] += to_float(peep[2 * p.hidden + j]) * c_prev;
       }
       const float input_gate = apply_rnn_activation(p.f, clip_gate(gate[0], p.clip));
-      const float forget_gate = p.input_forget ? 1.0f - input_gate : apply_rnn_activation(p.f, clip_gate(gate[2], p.clip));
+      const float forget_gate =
+          p.input_forget ? 1.0f - input_gate : apply_rnn_activation(p.f, clip_gate(gate[2], p.clip));
       const float candidate = apply_rnn_activation(p.g, clip_gate(gate[3], p.clip));
       const float c_new = forget_gate * c_prev + input_gate * candidate;
       if (peep) gate[1] += to_float(peep[p.hidden + j]) * c_new;
@@ -55,9 +56,10 @@ __global__ void lstm_step_kernel(LstmStepParams p) {
       p.c[i] = c_new;
       h[i] = h_new;
       if (y) {
-        const std::int64_t y_at =
-            (p.batch_major ? (b * p.seq_len + t) * p.directions + p.direction : (t * p.directions + p.direction) * p.batch + b) *
-                p.hidden + j;
+        const std::int64_t y_at = (p.batch_major ? (b * p.seq_len + t) * p.directions + p.direction
+                                                 : (t * p.directions + p.direction) * p.batch + b) *
+                                      p.hidden +
+                                  j;
         y[y_at] = h_new;
       }
     } else if (p.step == 0) {

@@ -65,10 +65,18 @@ void launch_pad(const void* x, const void* value, void* y, std::size_t element_b
   for (int a = 0; a < layout.rank; ++a) n *= layout.out[a];
   if (n == 0) return;
   switch (element_bytes) {
-    case 1: launch_typed<bits_of<1>::type>(x, value, y, layout, n, stream); break;
-    case 2: launch_typed<bits_of<2>::type>(x, value, y, layout, n, stream); break;
-    case 4: launch_typed<bits_of<4>::type>(x, value, y, layout, n, stream); break;
-    case 8: launch_typed<bits_of<8>::type>(x, value, y, layout, n, stream); break;
+    case 1:
+      launch_typed<bits_of<1>::type>(x, value, y, layout, n, stream);
+      break;
+    case 2:
+      launch_typed<bits_of<2>::type>(x, value, y, layout, n, stream);
+      break;
+    case 4:
+      launch_typed<bits_of<4>::type>(x, value, y, layout, n, stream);
+      break;
+    case 8:
+      launch_typed<bits_of<8>::type>(x, value, y, layout, n, stream);
+      break;
     default:
       throw Error(ErrorCode::internal, "launch_pad: element size " + std::to_string(element_bytes) + " bytes");
   }

@@ -53,8 +53,9 @@ __global__ void pool_kernel(const T* x, T* y, PoolParams p, std::int64_t n) {
       }
     float result = max_value;
     if (p.kind == PoolKind::average) {
-      const std::int64_t count = p.count_include_pad ? wd.padded * wh.padded * ww.padded
-                                                     : (wd.last - wd.first) * (wh.last - wh.first) * (ww.last - ww.first);
+      const std::int64_t count = p.count_include_pad
+                                     ? wd.padded * wh.padded * ww.padded
+                                     : (wd.last - wd.first) * (wh.last - wh.first) * (ww.last - ww.first);
       result = count > 0 ? sum / static_cast<float>(count) : 0.0f;
     }
     y[i] = from_float<T>(result);
@@ -87,11 +88,11 @@ void launch_pool(const void* x, void* y, DType dtype, const PoolParams& params, 
   const std::int64_t n = params.planes * params.out[0] * params.out[1] * params.out[2];
   if (n == 0) return;
   if (dtype == DType::f32)
-    pool_kernel<float><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const float*>(x),
-                                                                 static_cast<float*>(y), params, n);
+    pool_kernel<float>
+        <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), params, n);
   else if (dtype == DType::f16)
-    pool_kernel<__half><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const __half*>(x),
-                                                                  static_cast<__half*>(y), params, n);
+    pool_kernel<__half>
+        <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), params, n);
   else
     throw_unhandled_dtype("launch_pool", dtype);
 }
@@ -102,10 +103,10 @@ void launch_global_pool(const void* x, void* y, DType dtype, PoolKind kind, std:
   const int threads = cols <= 256 ? 64 : kBlockThreads;
   if (dtype == DType::f32)
     global_pool_kernel<float><<<row_grid(rows), threads, 0, stream>>>(static_cast<const float*>(x),
-                                                                     static_cast<float*>(y), kind, rows, cols);
+                                                                      static_cast<float*>(y), kind, rows, cols);
   else if (dtype == DType::f16)
     global_pool_kernel<__half><<<row_grid(rows), threads, 0, stream>>>(static_cast<const __half*>(x),
-                                                                      static_cast<__half*>(y), kind, rows, cols);
+                                                                       static_cast<__half*>(y), kind, rows, cols);
   else
     throw_unhandled_dtype("launch_global_pool", dtype);
 }

@@ -29,8 +29,8 @@ __global__ void compute_probe_kernel(float* sink, int iterations) {
 
 // Grid-stride copy, kCopyUnroll 16-byte loads in flight per thread; indices wrap at `half`
 // (kCopyUnroll * stride < half, so one subtraction wraps: no 64-bit modulo in the loop).
-__global__ void memory_probe_kernel(const float4* __restrict__ source, float4* __restrict__ target,
-                                    std::size_t half, std::size_t start, int iterations) {
+__global__ void memory_probe_kernel(const float4* __restrict__ source, float4* __restrict__ target, std::size_t half,
+                                    std::size_t start, int iterations) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   std::size_t index = (start + static_cast<std::size_t>(global_thread_index())) % half;
   for (int i = 0; i < iterations; ++i) {

@@ -13,25 +13,37 @@ namespace loom::kernels {
 namespace {
 
 // Float storage accumulates in f32, integers in int64.
-template <class T> struct AccumulatorOf { using type = long long; };
-template <> struct AccumulatorOf<float> { using type = float; };
-template <> struct AccumulatorOf<__half> { using type = float; };
+template <class T>
+struct AccumulatorOf {
+  using type = long long;
+};
+template <>
+struct AccumulatorOf<float> {
+  using type = float;
+};
+template <>
+struct AccumulatorOf<__half> {
+  using type = float;
+};
 
-template <class Acc, class T> __device__ __forceinline__ Acc load(T v) {
+template <class Acc, class T>
+__device__ __forceinline__ Acc load(T v) {
   if constexpr (std::is_same_v<Acc, float>)
     return to_float(v);
   else
     return static_cast<Acc>(v);
 }
 
-template <class T, class Acc> __device__ __forceinline__ T store(Acc v) {
+template <class T, class Acc>
+__device__ __forceinline__ T store(Acc v) {
   if constexpr (std::is_same_v<Acc, float>)
     return from_float<T>(v);
   else
     return static_cast<T>(v);
 }
 
-template <class Acc> __device__ __forceinline__ bool is_nan(Acc v) {
+template <class Acc>
+__device__ __forceinline__ bool is_nan(Acc v) {
   if constexpr (std::is_same_v<Acc, float>)
     return isnan(v);
   else
@@ -39,7 +51,8 @@ template <class Acc> __device__ __forceinline__ bool is_nan(Acc v) {
 }
 
 // The value a reduction starts from; for max/min the extreme of the storage type T.
-template <class T, class Acc> __device__ __forceinline__ Acc identity_of(ReduceOp op) {
+template <class T, class Acc>
+__device__ __forceinline__ Acc identity_of(ReduceOp op) {
   if (op == ReduceOp::prod) return Acc(1);
   if constexpr (std::is_same_v<Acc, float>) {
     if (op == ReduceOp::max) return -INFINITY;
@@ -52,36 +65,51 @@ template <class T, class Acc> __device__ __forceinline__ Acc identity_of(ReduceO
 }
 
 // What one element adds; `shift` is the maximum subtracted for log_sum_exp.
-template <class Acc> __device__ __forceinline__ Acc contribution(ReduceOp op, Acc v, Acc shift) {
+template <class Acc>
+__device__ __forceinline__ Acc contribution(ReduceOp op, Acc v, Acc shift) {
   switch (op) {
     case ReduceOp::sum_square:
-    case ReduceOp::l2: return v * v;
-    case ReduceOp::l1: return v < Acc(0) ? -v : v;
+    case ReduceOp::l2:
+      return v * v;
+    case ReduceOp::l1:
+      return v < Acc(0) ? -v : v;
     case ReduceOp::log_sum_exp:
       if constexpr (std::is_same_v<Acc, float>) return expf(v - shift);
       return v;
-    default: return v;
+    default:
+      return v;
   }
 }
 
 // Merges two partial results; NaN wins in max/min, as on the CPU.
-template <class Acc> __device__ __forceinline__ Acc combine(ReduceOp op, Acc a, Acc b) {
+template <class Acc>
+__device__ __forceinline__ Acc combine(ReduceOp op, Acc a, Acc b) {
   switch (op) {
-    case ReduceOp::prod: return a * b;
-    case ReduceOp::max: return (b > a || is_nan(b)) && !is_nan(a) ? b : a;
-    case ReduceOp::min: return (b < a || is_nan(b)) && !is_nan(a) ? b : a;
-    default: return a + b;
+    case ReduceOp::prod:
+      return a * b;
+    case ReduceOp::max:
+      return (b > a || is_nan(b)) && !is_nan(a) ? b : a;
+    case ReduceOp::min:
+      return (b < a || is_nan(b)) && !is_nan(a) ? b : a;
+    default:
+      return a + b;
   }
 }
 
-template <class Acc> __device__ __forceinline__ Acc finalize(ReduceOp op, Acc a, std::int64_t count, Acc shift) {
+template <class Acc>
+__device__ __forceinline__ Acc finalize(ReduceOp op, Acc a, std::int64_t count, Acc shift) {
   if constexpr (std::is_same_v<Acc, float>) {
     switch (op) {
-      case ReduceOp::mean: return a / static_cast<float>(count);
-      case ReduceOp::l2: return sqrtf(a);
-      case ReduceOp::log_sum: return logf(a);
-      case ReduceOp::log_sum_exp: return shift + logf(a);
-      default: return a;
+      case ReduceOp::mean:
+        return a / static_cast<float>(count);
+      case ReduceOp::l2:
+        return sqrtf(a);
+      case ReduceOp::log_sum:
+        return logf(a);
+      case ReduceOp::log_sum_exp:
+        return shift + logf(a);
+      default:
+        return a;
     }
   } else {
     if (op == ReduceOp::mean) return count == 0 ? Acc(0) : a / static_cast<Acc>(count);
@@ -90,18 +118,21 @@ template <class Acc> __device__ __forceinline__ Acc finalize(ReduceOp op, Acc a,
 }
 
 // A finite shift for log_sum_exp (all -inf or an inf maximum would give NaN).
-template <class Acc> __device__ __forceinline__ Acc finite_shift(Acc m) {
+template <class Acc>
+__device__ __forceinline__ Acc finite_shift(Acc m) {
   if constexpr (std::is_same_v<Acc, float>) return isfinite(m) ? m : 0.0f;
   return m;
 }
 
-template <class Acc> __device__ __forceinline__ Acc warp_combine(ReduceOp op, Acc v) {
+template <class Acc>
+__device__ __forceinline__ Acc warp_combine(ReduceOp op, Acc v) {
   for (int offset = 16; offset > 0; offset >>= 1) v = combine(op, v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 
 // Block-wide combine; every thread gets the result. blockDim.x is a multiple of 32.
-template <class Acc> __device__ Acc block_combine(ReduceOp op, Acc v, Acc identity, Acc* scratch) {
+template <class Acc>
+__device__ Acc block_combine(ReduceOp op, Acc v, Acc identity, Acc* scratch) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   v = warp_combine(op, v);
   if (lane == 0) scratch[warp] = v;
@@ -141,8 +172,8 @@ struct Geometry {
 
 // Folds the reduced elements of one output into `acc`, starting at input offset `base`.
 template <class T, class Acc>
-__device__ Acc walk_reduced(const T* x, std::int64_t base, const Geometry& g, std::int64_t count, ReduceOp op,
-                            Acc acc, Acc shift) {
+__device__ Acc walk_reduced(const T* x, std::int64_t base, const Geometry& g, std::int64_t count, ReduceOp op, Acc acc,
+                            Acc shift) {
   std::int64_t index[kMaxReduceDims] = {};
   std::int64_t offset = base;
   for (std::int64_t r = 0; r < count; ++r) {
@@ -168,8 +199,8 @@ __global__ void reduce_outputs_kernel(const T* x, T* y, Geometry g, std::int64_t
     }
     Acc shift = Acc(0);
     if (op == ReduceOp::log_sum_exp)
-      shift = finite_shift(walk_reduced<T, Acc>(x, base, g, count, ReduceOp::max, identity_of<T, Acc>(ReduceOp::max),
-                                                Acc(0)));
+      shift = finite_shift(
+          walk_reduced<T, Acc>(x, base, g, count, ReduceOp::max, identity_of<T, Acc>(ReduceOp::max), Acc(0)));
     const Acc acc = walk_reduced<T, Acc>(x, base, g, count, op, identity_of<T, Acc>(op), shift);
     y[o] = store<T>(finalize(op, acc, count, shift));
   }
@@ -216,11 +247,16 @@ void launch_reduce(const void* x, void* y, DType dtype, ReduceOp op, const Reduc
                    std::int64_t output_count, std::int64_t reduce_count, cudaStream_t stream) {
   if (output_count == 0) return;
   switch (dtype) {
-    case DType::f32: return launch_typed<float>(x, y, op, shape, output_count, reduce_count, stream);
-    case DType::f16: return launch_typed<__half>(x, y, op, shape, output_count, reduce_count, stream);
-    case DType::i64: return launch_typed<std::int64_t>(x, y, op, shape, output_count, reduce_count, stream);
-    case DType::i32: return launch_typed<std::int32_t>(x, y, op, shape, output_count, reduce_count, stream);
-    default: throw_unhandled_dtype("launch_reduce", dtype);
+    case DType::f32:
+      return launch_typed<float>(x, y, op, shape, output_count, reduce_count, stream);
+    case DType::f16:
+      return launch_typed<__half>(x, y, op, shape, output_count, reduce_count, stream);
+    case DType::i64:
+      return launch_typed<std::int64_t>(x, y, op, shape, output_count, reduce_count, stream);
+    case DType::i32:
+      return launch_typed<std::int32_t>(x, y, op, shape, output_count, reduce_count, stream);
+    default:
+      throw_unhandled_dtype("launch_reduce", dtype);
   }
 }
 

@@ -41,11 +41,11 @@ void launch_resize(const void* x, void* y, DType dtype, const ResizeLayout& layo
   for (int a = 0; a < layout.rank; ++a) n *= layout.out[a];
   if (n == 0) return;
   if (dtype == DType::f32)
-    resize_kernel<float><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const float*>(x),
-                                                                   static_cast<float*>(y), layout, n);
+    resize_kernel<float>
+        <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), layout, n);
   else if (dtype == DType::f16)
-    resize_kernel<__half><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const __half*>(x),
-                                                                    static_cast<__half*>(y), layout, n);
+    resize_kernel<__half>
+        <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), layout, n);
   else
     throw_unhandled_dtype("launch_resize", dtype);
 }

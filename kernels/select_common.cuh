@@ -10,18 +10,29 @@
 namespace loom::kernels {
 
 // Float storage compares as f32, integer storage as int64.
-template <class T> struct ComparedAs { using type = long long; };
-template <> struct ComparedAs<float> { using type = float; };
-template <> struct ComparedAs<__half> { using type = float; };
+template <class T>
+struct ComparedAs {
+  using type = long long;
+};
+template <>
+struct ComparedAs<float> {
+  using type = float;
+};
+template <>
+struct ComparedAs<__half> {
+  using type = float;
+};
 
-template <class V, class T> __device__ __forceinline__ V widen(T v) {
+template <class V, class T>
+__device__ __forceinline__ V widen(T v) {
   if constexpr (std::is_same_v<V, float>)
     return to_float(v);
   else
     return static_cast<V>(v);
 }
 
-template <class V> __device__ __forceinline__ bool is_nan(V v) {
+template <class V>
+__device__ __forceinline__ bool is_nan(V v) {
   if constexpr (std::is_same_v<V, float>)
     return isnan(v);
   else

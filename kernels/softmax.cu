@@ -24,7 +24,8 @@ __global__ void softmax_rows_kernel(const T* x, T* y, std::int64_t rows, std::in
 
     if (log_softmax) {
       const float shift = row_max + logf(sum);
-      for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x) row_out[j] = from_float<T>(to_float(row_in[j]) - shift);
+      for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+        row_out[j] = from_float<T>(to_float(row_in[j]) - shift);
       continue;
     }
     const float inv_sum = 1.0f / sum;
@@ -51,7 +52,8 @@ __global__ void softmax_columns_kernel(const T* x, T* y, std::int64_t outer, std
       continue;
     }
     const float inv_sum = 1.0f / sum;
-    for (std::int64_t k = 0; k < axis; ++k) dst[k * inner] = from_float<T>(expf(to_float(src[k * inner]) - m) * inv_sum);
+    for (std::int64_t k = 0; k < axis; ++k)
+      dst[k * inner] = from_float<T>(expf(to_float(src[k * inner]) - m) * inv_sum);
   }
 }
 
@@ -65,7 +67,8 @@ void launch_typed(const void* x, void* y, std::int64_t outer, std::int64_t axis,
     const int threads = axis <= 256 ? 64 : kBlockThreads;
     softmax_rows_kernel<T><<<row_grid(outer), threads, 0, stream>>>(tx, ty, outer, axis, log_softmax);
   } else {
-    softmax_columns_kernel<T><<<grid_for(outer * inner), kBlockThreads, 0, stream>>>(tx, ty, outer, axis, inner, log_softmax);
+    softmax_columns_kernel<T>
+        <<<grid_for(outer * inner), kBlockThreads, 0, stream>>>(tx, ty, outer, axis, inner, log_softmax);
   }
 }
 

@@ -27,8 +27,8 @@ __global__ void strided_copy_kernel(const Bits* src, Bits* dst, StridedCopyLayou
 template <int Bytes>
 void launch_bits(const void* src, void* dst, const StridedCopyLayout& layout, std::int64_t n, cudaStream_t stream) {
   using Bits = typename bits_of<Bytes>::type;
-  strided_copy_kernel<Bits><<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const Bits*>(src),
-                                                                       static_cast<Bits*>(dst), layout, n);
+  strided_copy_kernel<Bits>
+      <<<grid_for(n), kBlockThreads, 0, stream>>>(static_cast<const Bits*>(src), static_cast<Bits*>(dst), layout, n);
 }
 
 }  // namespace
@@ -39,10 +39,14 @@ void launch_strided_copy(const void* src, void* dst, std::size_t element_bytes, 
   for (int d = 0; d < layout.rank; ++d) n *= layout.dims[d];
   if (n == 0) return;
   switch (element_bytes) {
-    case 1: return launch_bits<1>(src, dst, layout, n, stream);
-    case 2: return launch_bits<2>(src, dst, layout, n, stream);
-    case 4: return launch_bits<4>(src, dst, layout, n, stream);
-    case 8: return launch_bits<8>(src, dst, layout, n, stream);
+    case 1:
+      return launch_bits<1>(src, dst, layout, n, stream);
+    case 2:
+      return launch_bits<2>(src, dst, layout, n, stream);
+    case 4:
+      return launch_bits<4>(src, dst, layout, n, stream);
+    case 8:
+      return launch_bits<8>(src, dst, layout, n, stream);
     default:
       throw Error(ErrorCode::internal, "launch_strided_copy: element size " + std::to_string(element_bytes));
   }

@@ -47,9 +47,9 @@ __global__ void topk_kernel(const T* x, T* values, std::int64_t* indices, std::i
           best_index = e;
         }
       }
-      block_pick(best, best_index,
-                 [=](V v, long long i, V bv, long long bi) { return precedes(v, i, bv, bi, largest); },
-                 scratch_values, scratch_indices);
+      block_pick(
+          best, best_index, [=](V v, long long i, V bv, long long bi) { return precedes(v, i, bv, bi, largest); },
+          scratch_values, scratch_indices);
       // Every thread now holds the same pick.
       if (threadIdx.x == 0) {
         const std::int64_t out = (o * k + j) * inner + i;
@@ -72,15 +72,20 @@ void launch_typed(const void* x, void* values, std::int64_t* indices, std::int64
 
 }  // namespace
 
-void launch_topk(const void* x, void* values, std::int64_t* indices, DType dtype, std::int64_t outer,
-                 std::int64_t axis, std::int64_t inner, std::int64_t k, bool largest, cudaStream_t stream) {
+void launch_topk(const void* x, void* values, std::int64_t* indices, DType dtype, std::int64_t outer, std::int64_t axis,
+                 std::int64_t inner, std::int64_t k, bool largest, cudaStream_t stream) {
   if (outer == 0 || inner == 0 || k == 0) return;
   switch (dtype) {
-    case DType::f32: return launch_typed<float>(x, values, indices, outer, axis, inner, k, largest, stream);
-    case DType::f16: return launch_typed<__half>(x, values, indices, outer, axis, inner, k, largest, stream);
-    case DType::i64: return launch_typed<std::int64_t>(x, values, indices, outer, axis, inner, k, largest, stream);
-    case DType::i32: return launch_typed<std::int32_t>(x, values, indices, outer, axis, inner, k, largest, stream);
-    default: throw_unhandled_dtype("launch_topk", dtype);
+    case DType::f32:
+      return launch_typed<float>(x, values, indices, outer, axis, inner, k, largest, stream);
+    case DType::f16:
+      return launch_typed<__half>(x, values, indices, outer, axis, inner, k, largest, stream);
+    case DType::i64:
+      return launch_typed<std::int64_t>(x, values, indices, outer, axis, inner, k, largest, stream);
+    case DType::i32:
+      return launch_typed<std::int32_t>(x, values, indices, outer, axis, inner, k, largest, stream);
+    default:
+      throw_unhandled_dtype("launch_topk", dtype);
   }
 }
 

@@ -54,17 +54,17 @@ struct RequestOptions {
 // of consecutive ops), its work, and the memory plan at its boundary.
 struct StepInfo {
   std::string name;
-  std::vector<std::string> ops;         // op types, in order
+  std::vector<std::string> ops;  // op types, in order
   double flops = 0;
-  std::uint64_t weight_bytes = 0;       // initializers read
+  std::uint64_t weight_bytes = 0;  // initializers read
   std::uint64_t activation_bytes_read = 0;
   std::uint64_t bytes_written = 0;
   std::uint64_t working_set_bytes = 0;  // weights + activations touched
   std::uint64_t live_bytes_after = 0;   // request buffers live at the boundary after this Step
   double compute_us = 0;                // roofline estimate on the executor's device
   double memory_us = 0;
-  double measured_us = 0;               // from the device profile; 0 when none matched
-  double compute_probe_slowdown = 0;    // from the profile; 0 when not measured
+  double measured_us = 0;             // from the device profile; 0 when none matched
+  double compute_probe_slowdown = 0;  // from the profile; 0 when not measured
   double memory_probe_slowdown = 0;
 };
 
@@ -114,11 +114,9 @@ class Executor {
   // Queues a request. Inputs are checked here: a wrong count, dtype or shape, an unknown model or
   // a call after shutdown() throws loom::Error and nothing is queued. Failures while running
   // (e.g. out of memory) arrive through the future. Blocks while the first queue is full.
-  std::future<Outputs> submit(const std::string& model, std::vector<Tensor> inputs,
-                              RequestOptions options = {});
+  std::future<Outputs> submit(const std::string& model, std::vector<Tensor> inputs, RequestOptions options = {});
   // As above, but `done` is called on the post-process thread with an error or the outputs.
-  void submit(const std::string& model, std::vector<Tensor> inputs, Callback done,
-              RequestOptions options = {});
+  void submit(const std::string& model, std::vector<Tensor> inputs, Callback done, RequestOptions options = {});
 
   // Stops accepting requests and waits for every accepted one to finish. Idempotent.
   void shutdown();

@@ -21,16 +21,14 @@ using AttributeValue = std::variant<std::int64_t, float, std::string, std::vecto
 class Attributes {
  public:
   Attributes() = default;
-  Attributes(std::initializer_list<std::pair<const std::string, AttributeValue>> values)
-      : values_(values) {}
+  Attributes(std::initializer_list<std::pair<const std::string, AttributeValue>> values) : values_(values) {}
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   void set(const std::string& name, AttributeValue value) { values_[name] = std::move(value); }
   std::int64_t get_int(const std::string& name, std::int64_t fallback) const;
   float get_float(const std::string& name, float fallback) const;
   std::string get_string(const std::string& name, const std::string& fallback) const;
-  std::vector<std::int64_t> get_ints(const std::string& name,
-                                     const std::vector<std::int64_t>& fallback = {}) const;
+  std::vector<std::int64_t> get_ints(const std::string& name, const std::vector<std::int64_t>& fallback = {}) const;
   std::vector<float> get_floats(const std::string& name, const std::vector<float>& fallback = {}) const;
   std::vector<std::string> get_strings(const std::string& name, const std::vector<std::string>& fallback = {}) const;
   // nullptr when absent.
@@ -93,18 +91,18 @@ struct OptimizeOptions {
   // Graph inputs whose values are fixed at load (shape tensors fed as inputs): they become
   // initializers and stop being request inputs.
   std::map<std::string, Tensor> constant_inputs;
-  bool fold_constants = true;   // nodes whose inputs are all known run once, on the host
-  bool fuse_batch_norm = true;  // BatchNormalization after a Conv folds into its weights
-  bool remove_dead_code = true; // nodes no output depends on, unused initializers, Identity/Dropout
+  bool fold_constants = true;    // nodes whose inputs are all known run once, on the host
+  bool fuse_batch_norm = true;   // BatchNormalization after a Conv folds into its weights
+  bool remove_dead_code = true;  // nodes no output depends on, unused initializers, Identity/Dropout
 };
 
 // What optimize() did, for logs and tests.
 struct OptimizeReport {
   std::size_t nodes_before = 0;
   std::size_t nodes_after = 0;
-  std::size_t folded_nodes = 0;      // evaluated on the host into initializers
+  std::size_t folded_nodes = 0;  // evaluated on the host into initializers
   std::size_t fused_batch_norms = 0;
-  std::size_t removed_nodes = 0;     // dead or no-op nodes dropped
+  std::size_t removed_nodes = 0;              // dead or no-op nodes dropped
   std::map<std::string, Shape> bound_inputs;  // the input shapes used
 };
 
@@ -130,15 +128,15 @@ class ModelBuilder {
   // An f32 initializer uniform in [-scale, scale).
   std::string random_weight(const std::string& name, Shape shape, float scale);
   // Adds a node; returns its output names ("<name>.out0", ...).
-  std::vector<std::string> node(const std::string& op_type, std::vector<std::string> inputs,
-                                Attributes attrs = {}, int num_outputs = 1, std::string name = "");
+  std::vector<std::string> node(const std::string& op_type, std::vector<std::string> inputs, Attributes attrs = {},
+                                int num_outputs = 1, std::string name = "");
   std::string op(const std::string& op_type, std::vector<std::string> inputs, Attributes attrs = {});
   void output(const std::string& value);
   void metadata(const std::string& key, const std::string& value);
 
   // Layers built from the ops above, with weights initialised for stable activations.
-  std::string conv2d(const std::string& x, std::int64_t in_channels, std::int64_t out_channels,
-                     std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool bias = true);
+  std::string conv2d(const std::string& x, std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel,
+                     std::int64_t stride, std::int64_t pad, bool bias = true);
   std::string batch_norm(const std::string& x, std::int64_t channels);
   std::string linear(const std::string& x, std::int64_t in_features, std::int64_t out_features);
   std::string layer_norm(const std::string& x, std::int64_t features);

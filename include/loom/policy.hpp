@@ -16,8 +16,8 @@ namespace loom {
 
 // What one Step costs on the two resources of MISSION.md §1.
 struct StepCost {
-  double compute_us = 0;  // estimated time on the compute resource
-  double memory_us = 0;   // estimated time on the memory-access resource
+  double compute_us = 0;                // estimated time on the compute resource
+  double memory_us = 0;                 // estimated time on the memory-access resource
   std::uint64_t working_set_bytes = 0;  // held on chip while the Step runs
 };
 
@@ -26,14 +26,14 @@ inline constexpr std::size_t kMaxLookahead = 7;
 
 // The next Step of one live request.
 struct StepCandidate {
-  std::uint64_t request_id = 0;   // unique per request, increasing in arrival order
-  std::size_t model_index = 0;    // which loaded model
-  std::size_t step_index = 0;     // position of the Step inside its model
-  std::size_t step_count = 0;     // Steps in the model
-  double arrival_us = 0;          // when the request became ready to run
-  double compute_us = 0;          // estimated time on the compute resource
-  double memory_us = 0;           // estimated time on the memory-access resource
-  std::uint64_t bytes = 0;        // bytes the Step reads and writes
+  std::uint64_t request_id = 0;  // unique per request, increasing in arrival order
+  std::size_t model_index = 0;   // which loaded model
+  std::size_t step_index = 0;    // position of the Step inside its model
+  std::size_t step_count = 0;    // Steps in the model
+  double arrival_us = 0;         // when the request became ready to run
+  double compute_us = 0;         // estimated time on the compute resource
+  double memory_us = 0;          // estimated time on the memory-access resource
+  std::uint64_t bytes = 0;       // bytes the Step reads and writes
   std::uint64_t working_set_bytes = 0;
   std::uint32_t passed_over = 0;  // times this candidate was offered and not chosen
   int priority = 0;               // higher runs first where the policy honours priorities
@@ -48,8 +48,8 @@ struct StepCandidate {
 
 struct AcceleratorState {
   double now_us = 0;
-  double compute_free_at_us = 0;  // when the compute resource finishes what it was given
-  double memory_free_at_us = 0;   // when the memory-access resource finishes what it was given
+  double compute_free_at_us = 0;            // when the compute resource finishes what it was given
+  double memory_free_at_us = 0;             // when the memory-access resource finishes what it was given
   std::uint64_t onchip_used_bytes = 0;      // held now by Steps whose compute has not ended
   std::uint64_t onchip_capacity_bytes = 0;  // 0 = unlimited
 };

@@ -17,15 +17,15 @@
 namespace loom {
 
 struct PeakFigures {
-  double flops_f32 = 0;        // FLOP/s, dense GEMM
-  double flops_f16 = 0;        // FLOP/s, dense GEMM (0 where not measured)
-  double bandwidth = 0;        // bytes/s, device-to-device copy (read + write counted)
-  std::string method;          // how they were obtained, e.g. "cuBLAS 8192^3 GEMM, 1 GiB D2D copy"
+  double flops_f32 = 0;  // FLOP/s, dense GEMM
+  double flops_f16 = 0;  // FLOP/s, dense GEMM (0 where not measured)
+  double bandwidth = 0;  // bytes/s, device-to-device copy (read + write counted)
+  std::string method;    // how they were obtained, e.g. "cuBLAS 8192^3 GEMM, 1 GiB D2D copy"
 };
 
 struct StepProfile {
   std::string name;
-  double measured_us = 0;      // median time of the Step alone
+  double measured_us = 0;             // median time of the Step alone
   double compute_probe_slowdown = 0;  // time co-running with a compute-saturating probe / alone; 0 = not measured
   double memory_probe_slowdown = 0;   // time co-running with a bandwidth-saturating probe / alone; 0 = not measured
 };
@@ -42,7 +42,7 @@ struct DeviceProfile {
   std::string device_name;  // as the backend reports it
   std::string created;      // ISO-8601 date-time
   std::string loom_version;
-  std::string command;      // the command that wrote it
+  std::string command;  // the command that wrote it
   PeakFigures peaks;
   std::vector<ModelProfile> models;
 
@@ -72,8 +72,8 @@ std::optional<std::string> find_profile(const std::string& device_name);
 struct ProfilerOptions {
   // As ExecutorOptions::device: "auto", "cpu", "cuda" or "cuda:N".
   std::string device = "auto";
-  int runs = 50;    // timed runs per Step (and per peak figure); the median is kept
-  int warmup = 5;   // untimed runs before them
+  int runs = 50;   // timed runs per Step (and per peak figure); the median is kept
+  int warmup = 5;  // untimed runs before them
   // Also time each Step co-running with the backend's compute- and bandwidth-saturating probes
   // (CUDA only; on a backend without probes the slowdowns stay 0).
   bool probes = true;

@@ -60,7 +60,7 @@ struct Workload {
 struct ScheduledStep {
   std::size_t request = 0;  // index into Workload::requests
   std::size_t step = 0;
-  double decided_us = 0;    // the scheduling point at which the policy chose it
+  double decided_us = 0;  // the scheduling point at which the policy chose it
   double memory_start_us = 0, memory_end_us = 0;
   double compute_start_us = 0, compute_end_us = 0;
 };
@@ -77,10 +77,10 @@ struct SimResult {
   double makespan_us = 0;               // first arrival to last compute end
   double compute_busy_us = 0, memory_busy_us = 0;
   double compute_idle_us = 0, memory_idle_us = 0;  // makespan minus busy
-  double resource_bound_us = 0;  // max(total compute, total memory)
-  double chain_bound_us = 0;     // max over requests of arrival + its model alone on the device
-  double lower_bound_us = 0;     // max of the two bounds (measured from the first arrival)
-  Timeline timeline;             // tracks "sim:memory", "sim:compute", "host:scheduler", "request:<model>"
+  double resource_bound_us = 0;                    // max(total compute, total memory)
+  double chain_bound_us = 0;                       // max over requests of arrival + its model alone on the device
+  double lower_bound_us = 0;                       // max of the two bounds (measured from the first arrival)
+  Timeline timeline;  // tracks "sim:memory", "sim:compute", "host:scheduler", "request:<model>"
 };
 
 // Runs `workload` under `policy`. Throws Error(invalid_argument) for a request naming an unknown

@@ -21,21 +21,44 @@ DType dtype_from_name(std::string_view name);       // throws Error(invalid_argu
 bool is_floating(DType dtype) noexcept;
 
 // 16-bit float storage types for host tensors; arithmetic happens after conversion to float.
-struct f16_t { std::uint16_t bits = 0; };
-struct bf16_t { std::uint16_t bits = 0; };
+struct f16_t {
+  std::uint16_t bits = 0;
+};
+struct bf16_t {
+  std::uint16_t bits = 0;
+};
 f16_t float_to_f16(float value) noexcept;  // round to nearest even
 float f16_to_float(f16_t value) noexcept;
 bf16_t float_to_bf16(float value) noexcept;  // round to nearest even
 float bf16_to_float(bf16_t value) noexcept;
 
 // The C++ type stored for each DType: bool is one byte (std::uint8_t), as in ONNX.
-template <class T> struct dtype_of;
-template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
-template <> struct dtype_of<f16_t> { static constexpr DType value = DType::f16; };
-template <> struct dtype_of<bf16_t> { static constexpr DType value = DType::bf16; };
-template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
-template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
-template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::boolean; };
+template <class T>
+struct dtype_of;
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::f32;
+};
+template <>
+struct dtype_of<f16_t> {
+  static constexpr DType value = DType::f16;
+};
+template <>
+struct dtype_of<bf16_t> {
+  static constexpr DType value = DType::bf16;
+};
+template <>
+struct dtype_of<std::int64_t> {
+  static constexpr DType value = DType::i64;
+};
+template <>
+struct dtype_of<std::int32_t> {
+  static constexpr DType value = DType::i32;
+};
+template <>
+struct dtype_of<std::uint8_t> {
+  static constexpr DType value = DType::boolean;
+};
 
 // Dimensions of a dense row-major tensor. A rank-0 shape is a scalar with one element.
 class Shape {
@@ -68,8 +91,8 @@ class Tensor {
   static Tensor from(Shape shape, std::span<const T> values) {
     Tensor t(dtype_of<T>::value, std::move(shape));
     if (static_cast<std::size_t>(t.numel()) != values.size())
-      throw Error(ErrorCode::shape_mismatch, "Tensor::from: " + std::to_string(values.size()) +
-                                                 " values for shape " + t.shape().to_string());
+      throw Error(ErrorCode::shape_mismatch,
+                  "Tensor::from: " + std::to_string(values.size()) + " values for shape " + t.shape().to_string());
     std::copy(values.begin(), values.end(), t.values<T>().begin());
     return t;
   }
@@ -90,11 +113,13 @@ class Tensor {
   const void* data() const noexcept { return storage_.data(); }
 
   // Typed views; throw Error(dtype_mismatch) when T does not match dtype().
-  template <class T> std::span<T> values() {
+  template <class T>
+  std::span<T> values() {
     check_type(dtype_of<T>::value);
     return {reinterpret_cast<T*>(storage_.data()), static_cast<std::size_t>(numel())};
   }
-  template <class T> std::span<const T> values() const {
+  template <class T>
+  std::span<const T> values() const {
     check_type(dtype_of<T>::value);
     return {reinterpret_cast<const T*>(storage_.data()), static_cast<std::size_t>(numel())};
   }

@@ -14,18 +14,18 @@
 namespace loom {
 
 struct TraceEvent {
-  std::string name;      // e.g. "bert/MatMul_3", "H2D", "pick bert#12 step 3"
-  std::string category;  // "step", "copy", "decision", "request", "preempt", ...
-  std::string track;     // the row it belongs to: "stream:bert", "host:dispatcher", "sim:compute"
-  double start_us = 0;   // from the timeline's origin
-  double duration_us = 0;  // 0 = an instant event
+  std::string name;                         // e.g. "bert/MatMul_3", "H2D", "pick bert#12 step 3"
+  std::string category;                     // "step", "copy", "decision", "request", "preempt", ...
+  std::string track;                        // the row it belongs to: "stream:bert", "host:dispatcher", "sim:compute"
+  double start_us = 0;                      // from the timeline's origin
+  double duration_us = 0;                   // 0 = an instant event
   std::map<std::string, std::string> args;  // shown in the viewer's details pane
 };
 
 struct TrackUtilization {
   std::string track;
-  double busy_us = 0;         // union of the track's events (overlaps counted once)
-  double busy_fraction = 0;   // busy_us / the timeline's span
+  double busy_us = 0;        // union of the track's events (overlaps counted once)
+  double busy_fraction = 0;  // busy_us / the timeline's span
 };
 
 struct UtilizationSummary {
@@ -44,7 +44,7 @@ class Timeline {
   Timeline& operator=(const Timeline& other);
 
   void add(TraceEvent event);
-  std::vector<TraceEvent> events() const;  // sorted by start, then track
+  std::vector<TraceEvent> events() const;   // sorted by start, then track
   std::vector<std::string> tracks() const;  // sorted, unique
   void clear();
   bool empty() const;

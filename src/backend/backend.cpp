@@ -20,8 +20,7 @@ void OpKernel::run(std::span<const void* const> inputs, std::span<void* const> o
     throw Error(ErrorCode::internal, op_type_ + " node '" + node_name_ + "': run with " +
                                          std::to_string(inputs.size()) + " inputs and " +
                                          std::to_string(outputs.size()) + " outputs, created with " +
-                                         std::to_string(input_count_) + " and " +
-                                         std::to_string(output_count_));
+                                         std::to_string(input_count_) + " and " + std::to_string(output_count_));
   run_impl(inputs, outputs, workspace, stream);
 }
 

@@ -53,7 +53,7 @@ struct TensorDesc {
 };
 
 struct KernelSpec {
-  const Node* node = nullptr;          // op_type, name, attributes
+  const Node* node = nullptr;  // op_type, name, attributes
   std::vector<TensorDesc> inputs;
   std::vector<TensorDesc> outputs;
   // For each input, its host value when it is an initializer (weights, shape tensors), else
@@ -74,15 +74,14 @@ class OpKernel {
 
   // Checks the pointer counts against the spec, then runs. `inputs[i]` is nullptr for an absent
   // optional input. `workspace` holds at least workspace_bytes(). Enqueued on `stream`.
-  void run(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
-           Stream& stream);
+  void run(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace, Stream& stream);
 
   const std::string& op_type() const noexcept { return op_type_; }
   const std::string& node_name() const noexcept { return node_name_; }
 
  protected:
-  virtual void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs,
-                        void* workspace, Stream& stream) = 0;
+  virtual void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                        Stream& stream) = 0;
 
  private:
   std::string op_type_;
@@ -107,9 +106,9 @@ class Backend {
   virtual std::string name() const = 0;         // "cpu" | "cuda"
   virtual std::string device_name() const = 0;  // e.g. "NVIDIA H100 80GB HBM3"
   // Peak figures for roofline estimates.
-  virtual double peak_flops(DType dtype) const = 0;   // FLOP/s
-  virtual double peak_bandwidth() const = 0;          // bytes/s of device memory
-  virtual std::size_t onchip_bytes() const = 0;       // L2 (GPU) or last-level cache (CPU)
+  virtual double peak_flops(DType dtype) const = 0;  // FLOP/s
+  virtual double peak_bandwidth() const = 0;         // bytes/s of device memory
+  virtual std::size_t onchip_bytes() const = 0;      // L2 (GPU) or last-level cache (CPU)
 
   // Creates the kernel for spec.node; throws Error(unsupported) naming node and op for an op,
   // dtype or attribute this backend does not implement, Error(shape_mismatch) for bad shapes.
@@ -125,8 +124,8 @@ class Backend {
   // Starts a probe; nullptr when this backend has none (the CPU backend).
   virtual std::unique_ptr<Probe> start_probe(ProbeKind) { return nullptr; }
   // Converts `count` elements between float dtypes (f32 <-> f16 <-> bf16) on the device.
-  virtual void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype,
-                       std::size_t count, Stream& stream) = 0;
+  virtual void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
+                       Stream& stream) = 0;
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -19,7 +19,8 @@ WindowGeometry checked(const KernelSpec& spec, std::int64_t channels, Parse pars
   dims.insert(dims.end(), geometry.output.begin(), geometry.output.end());
   const Shape expected(dims);
   if (spec.outputs.empty() || spec.outputs[0].shape != expected)
-    throw_bad_shape(spec, "output Y " + (spec.outputs.empty() ? std::string("(none)") : spec.outputs[0].shape.to_string()) +
+    throw_bad_shape(spec, "output Y " +
+                              (spec.outputs.empty() ? std::string("(none)") : spec.outputs[0].shape.to_string()) +
                               " differs from " + expected.to_string() + " computed from X " +
                               spec.inputs[0].shape.to_string() + " and the attributes");
   return geometry;
@@ -46,9 +47,12 @@ PadSpec parse_pad(const KernelSpec& spec) {
   const Attributes& attrs = spec.node->attrs;
   PadSpec pad;
   const std::string mode = attrs.get_string("mode", "constant");
-  if (mode == "reflect") pad.mode = PadMode::reflect;
-  else if (mode == "edge") pad.mode = PadMode::edge;
-  else if (mode != "constant") throw_unsupported(spec, "mode='" + mode + "' (constant, reflect or edge)");
+  if (mode == "reflect")
+    pad.mode = PadMode::reflect;
+  else if (mode == "edge")
+    pad.mode = PadMode::edge;
+  else if (mode != "constant")
+    throw_unsupported(spec, "mode='" + mode + "' (constant, reflect or edge)");
   std::vector<std::int64_t> pads;
   if (spec.inputs.size() > 1 && spec.inputs[1].present) {
     const Tensor* constant = spec.constants.size() > 1 ? spec.constants[1] : nullptr;
@@ -87,8 +91,10 @@ std::int64_t pad_source_index(std::int64_t out_index, std::int64_t pad_begin, st
   std::int64_t i = out_index - pad_begin;
   if (i >= 0 && i < input) return i;
   switch (mode) {
-    case PadMode::constant: return -1;
-    case PadMode::edge: return i < 0 ? 0 : input - 1;
+    case PadMode::constant:
+      return -1;
+    case PadMode::edge:
+      return i < 0 ? 0 : input - 1;
     case PadMode::reflect: {
       if (input == 1) return 0;
       const std::int64_t period = 2 * (input - 1);
@@ -109,7 +115,8 @@ graph::ResizePlan parse_resize(const KernelSpec& spec) {
     if (spec.inputs.size() <= i || !spec.inputs[i].present || spec.inputs[i].shape.numel() == 0) continue;
     const Tensor* constant = spec.constants.size() > i ? spec.constants[i] : nullptr;
     if (!constant)
-      throw_unsupported(spec, std::string(i == 2 ? "scales" : "sizes") + " must be a constant known when the model is compiled");
+      throw_unsupported(
+          spec, std::string(i == 2 ? "scales" : "sizes") + " must be a constant known when the model is compiled");
     (i == 2 ? scales : sizes) = constant;
   }
   graph::ResizePlan plan;
@@ -119,7 +126,8 @@ graph::ResizePlan parse_resize(const KernelSpec& spec) {
     if (e.code() == ErrorCode::unsupported) throw_unsupported(spec, e.what());
     throw_bad_shape(spec, e.what());
   }
-  if (spec.outputs.empty() || spec.outputs[0].shape != Shape(plan.output) || spec.outputs[0].dtype != spec.inputs[0].dtype)
+  if (spec.outputs.empty() || spec.outputs[0].shape != Shape(plan.output) ||
+      spec.outputs[0].dtype != spec.inputs[0].dtype)
     throw_bad_shape(spec, "output must be " + Shape(plan.output).to_string() + " of X's dtype");
   return plan;
 }

@@ -9,7 +9,16 @@
 
 namespace loom::backend {
 
-enum LstmInput : std::size_t { kLstmX, kLstmW, kLstmR, kLstmB, kLstmSequenceLens, kLstmInitialH, kLstmInitialC, kLstmP };
+enum LstmInput : std::size_t {
+  kLstmX,
+  kLstmW,
+  kLstmR,
+  kLstmB,
+  kLstmSequenceLens,
+  kLstmInitialH,
+  kLstmInitialC,
+  kLstmP
+};
 enum LstmOutput : std::size_t { kLstmY, kLstmYh, kLstmYc };
 
 // activations[d] holds f (gates), g (cell candidate), h (output), ONNX's defaults sigmoid, tanh, tanh.

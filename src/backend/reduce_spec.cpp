@@ -9,16 +9,15 @@ namespace {
 std::int64_t checked_axis(const KernelSpec& spec, std::int64_t axis, std::size_t rank, const char* role) {
   const auto r = static_cast<std::int64_t>(rank);
   if (axis < -r || axis >= r)
-    throw_bad_shape(spec, std::string(role) + " " + std::to_string(axis) + " is out of range for rank " +
-                              std::to_string(rank));
+    throw_bad_shape(
+        spec, std::string(role) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + r : axis;
 }
 
 void require_io(const KernelSpec& spec, std::size_t max_inputs, std::size_t outputs) {
   if (spec.inputs.empty() || spec.inputs.size() > max_inputs || !spec.inputs[0].present)
     throw_bad_shape(spec, "expects 1 to " + std::to_string(max_inputs) + " inputs, the first present");
-  if (spec.outputs.size() < 1 || !spec.outputs[0].present)
-    throw_bad_shape(spec, "output 0 is missing");
+  if (spec.outputs.size() < 1 || !spec.outputs[0].present) throw_bad_shape(spec, "output 0 is missing");
   for (std::size_t i = outputs; i < spec.outputs.size(); ++i)
     if (spec.outputs[i].present) throw_unsupported(spec, "output " + std::to_string(i) + " does not exist");
 }

@@ -36,7 +36,8 @@ std::string lower(std::string s) {
 }
 
 std::array<RnnDirectionActivations, 2> parse_activations(const KernelSpec& spec, std::int64_t directions,
-                                                         std::size_t functions, const RnnDirectionActivations& defaults) {
+                                                         std::size_t functions,
+                                                         const RnnDirectionActivations& defaults) {
   std::array<RnnDirectionActivations, 2> out{defaults, defaults};
   const Attributes& attrs = spec.node->attrs;
   if (!attrs.has("activations")) {
@@ -48,8 +49,8 @@ std::array<RnnDirectionActivations, 2> parse_activations(const KernelSpec& spec,
   const std::size_t wanted = functions * static_cast<std::size_t>(directions);
   // A bidirectional node may list one direction's functions; both directions then use them.
   if (names.size() != wanted && names.size() != functions)
-    throw_unsupported(spec, "activations lists " + std::to_string(names.size()) + " functions, expected " +
-                                std::to_string(wanted));
+    throw_unsupported(
+        spec, "activations lists " + std::to_string(names.size()) + " functions, expected " + std::to_string(wanted));
   const std::vector<float> alphas = attrs.get_floats("activation_alpha");
   const std::vector<float> betas = attrs.get_floats("activation_beta");
   std::size_t next_alpha = 0, next_beta = 0;
@@ -66,19 +67,23 @@ std::array<RnnDirectionActivations, 2> parse_activations(const KernelSpec& spec,
   }
   for (std::int64_t d = 0; d < directions; ++d)
     for (std::size_t i = 0; i < functions; ++i)
-      out[static_cast<std::size_t>(d)][i] = parsed[(names.size() == functions ? 0 : static_cast<std::size_t>(d) * functions) + i];
+      out[static_cast<std::size_t>(d)][i] =
+          parsed[(names.size() == functions ? 0 : static_cast<std::size_t>(d) * functions) + i];
   return out;
 }
 
 }  // namespace
 
-bool rnn_input_present(const KernelSpec& spec, std::size_t i) { return i < spec.inputs.size() && spec.inputs[i].present; }
+bool rnn_input_present(const KernelSpec& spec, std::size_t i) {
+  return i < spec.inputs.size() && spec.inputs[i].present;
+}
 bool rnn_output_present(const KernelSpec& spec, std::size_t o) {
   return o < spec.outputs.size() && spec.outputs[o].present;
 }
 
 void require_rnn_shape(const KernelSpec& spec, const Shape& got, const Shape& want, const char* what) {
-  if (got != want) throw_bad_shape(spec, std::string(what) + " is " + got.to_string() + ", expected " + want.to_string());
+  if (got != want)
+    throw_bad_shape(spec, std::string(what) + " is " + got.to_string() + ", expected " + want.to_string());
 }
 
 RnnSpec parse_rnn_spec(const KernelSpec& spec, std::int64_t gates, std::size_t max_inputs, std::size_t functions,
@@ -112,13 +117,15 @@ RnnSpec parse_rnn_spec(const KernelSpec& spec, std::int64_t gates, std::size_t m
   const Shape& w = spec.inputs[1].shape;
   const Shape& r = spec.inputs[2].shape;
   if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3)
-    throw_bad_shape(spec, "X, W and R must have rank 3, got " + x.to_string() + ", " + w.to_string() + ", " + r.to_string());
+    throw_bad_shape(spec,
+                    "X, W and R must have rank 3, got " + x.to_string() + ", " + w.to_string() + ", " + r.to_string());
   s.steps = s.batch_major ? x[1] : x[0];
   s.batch = s.batch_major ? x[0] : x[1];
   s.input_size = x[2];
   s.hidden = r[2];
   if (attrs.has("hidden_size") && attrs.get_int("hidden_size", 0) != s.hidden)
-    throw_bad_shape(spec, "hidden_size " + std::to_string(attrs.get_int("hidden_size", 0)) + " does not match R " + r.to_string());
+    throw_bad_shape(
+        spec, "hidden_size " + std::to_string(attrs.get_int("hidden_size", 0)) + " does not match R " + r.to_string());
   require_rnn_shape(spec, w, Shape{s.directions, gates * s.hidden, s.input_size}, "W");
   require_rnn_shape(spec, r, Shape{s.directions, gates * s.hidden, s.hidden}, "R");
   s.has_bias = rnn_input_present(spec, 3);
@@ -127,7 +134,8 @@ RnnSpec parse_rnn_spec(const KernelSpec& spec, std::int64_t gates, std::size_t m
   if (s.has_sequence_lens) {
     s.sequence_lens_dtype = spec.inputs[4].dtype;
     if (s.sequence_lens_dtype != DType::i32 && s.sequence_lens_dtype != DType::i64)
-      throw_unsupported(spec, "sequence_lens dtype " + std::string(dtype_name(s.sequence_lens_dtype)) + " (expects i32 or i64)");
+      throw_unsupported(
+          spec, "sequence_lens dtype " + std::string(dtype_name(s.sequence_lens_dtype)) + " (expects i32 or i64)");
     require_rnn_shape(spec, spec.inputs[4].shape, Shape{s.batch}, "sequence_lens");
   }
   s.has_initial_h = rnn_input_present(spec, 5);

@@ -20,7 +20,8 @@ using RnnDirectionActivations = std::array<RnnActivation, 3>;
 struct RnnSpec {
   std::int64_t directions = 1;
   bool reverse_only = false;  // direction="reverse"
-  bool batch_major = false;   // layout=1: X [batch, seq, input], Y [batch, seq, dirs, hidden], states [batch, dirs, hidden]
+  bool batch_major =
+      false;  // layout=1: X [batch, seq, input], Y [batch, seq, dirs, hidden], states [batch, dirs, hidden]
   std::int64_t steps = 0, batch = 0, input_size = 0, hidden = 0;
   bool has_bias = false, has_sequence_lens = false, has_initial_h = false;
   DType sequence_lens_dtype = DType::i32;
@@ -38,7 +39,9 @@ struct RnnSpec {
   Shape y_shape() const {
     return batch_major ? Shape{batch, steps, directions, hidden} : Shape{steps, directions, batch, hidden};
   }
-  Shape state_shape() const { return batch_major ? Shape{batch, directions, hidden} : Shape{directions, batch, hidden}; }
+  Shape state_shape() const {
+    return batch_major ? Shape{batch, directions, hidden} : Shape{directions, batch, hidden};
+  }
 };
 
 // Parses and checks what LSTM and GRU share: input count (3 to max_inputs) and presence of X, W,

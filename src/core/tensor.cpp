@@ -8,24 +8,36 @@ namespace loom {
 
 std::size_t dtype_size(DType dtype) noexcept {
   switch (dtype) {
-    case DType::f32: return 4;
-    case DType::f16: return 2;
-    case DType::bf16: return 2;
-    case DType::i64: return 8;
-    case DType::i32: return 4;
-    case DType::boolean: return 1;
+    case DType::f32:
+      return 4;
+    case DType::f16:
+      return 2;
+    case DType::bf16:
+      return 2;
+    case DType::i64:
+      return 8;
+    case DType::i32:
+      return 4;
+    case DType::boolean:
+      return 1;
   }
   return 0;
 }
 
 std::string_view dtype_name(DType dtype) noexcept {
   switch (dtype) {
-    case DType::f32: return "f32";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::i64: return "i64";
-    case DType::i32: return "i32";
-    case DType::boolean: return "bool";
+    case DType::f32:
+      return "f32";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::i64:
+      return "i64";
+    case DType::i32:
+      return "i32";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
@@ -40,9 +52,7 @@ DType dtype_from_name(std::string_view name) {
               "unknown dtype '" + std::string(name) + "' (known: f32, f16, bf16, i64, i32, bool)");
 }
 
-bool is_floating(DType dtype) noexcept {
-  return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16;
-}
+bool is_floating(DType dtype) noexcept { return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16; }
 
 // IEEE binary16: 1 sign, 5 exponent, 10 mantissa bits. Conversion by bit manipulation so results
 // do not depend on the compiler's _Float16 support.
@@ -54,7 +64,7 @@ f16_t float_to_f16(float value) noexcept {
     return {static_cast<std::uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u))};
   }
   if (abs >= 0x477FF000u) return {static_cast<std::uint16_t>(sign | 0x7C00u)};  // rounds to inf
-  if (abs < 0x38800000u) {  // subnormal or zero in f16
+  if (abs < 0x38800000u) {                                                      // subnormal or zero in f16
     if (abs < 0x33000000u) return {static_cast<std::uint16_t>(sign)};
     const std::uint32_t exponent = abs >> 23;
     const std::uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
@@ -131,25 +141,49 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
 
 void Tensor::check_type(DType requested) const {
   if (requested != dtype_)
-    throw Error(ErrorCode::dtype_mismatch, "tensor holds " + std::string(dtype_name(dtype_)) +
-                                               ", accessed as " + std::string(dtype_name(requested)));
+    throw Error(ErrorCode::dtype_mismatch, "tensor holds " + std::string(dtype_name(dtype_)) + ", accessed as " +
+                                               std::string(dtype_name(requested)));
 }
 
 namespace {
 float load_float(const std::byte* p, DType dtype) {
   switch (dtype) {
-    case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::f16: { f16_t v; std::memcpy(&v, p, 2); return f16_to_float(v); }
-    case DType::bf16: { bf16_t v; std::memcpy(&v, p, 2); return bf16_to_float(v); }
-    default: return 0;
+    case DType::f32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::f16: {
+      f16_t v;
+      std::memcpy(&v, p, 2);
+      return f16_to_float(v);
+    }
+    case DType::bf16: {
+      bf16_t v;
+      std::memcpy(&v, p, 2);
+      return bf16_to_float(v);
+    }
+    default:
+      return 0;
   }
 }
 void store_float(std::byte* p, DType dtype, float value) {
   switch (dtype) {
-    case DType::f32: std::memcpy(p, &value, 4); break;
-    case DType::f16: { f16_t v = float_to_f16(value); std::memcpy(p, &v, 2); break; }
-    case DType::bf16: { bf16_t v = float_to_bf16(value); std::memcpy(p, &v, 2); break; }
-    default: break;
+    case DType::f32:
+      std::memcpy(p, &value, 4);
+      break;
+    case DType::f16: {
+      f16_t v = float_to_f16(value);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case DType::bf16: {
+      bf16_t v = float_to_bf16(value);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    default:
+      break;
   }
 }
 }  // namespace
@@ -176,15 +210,15 @@ Tensor Tensor::to(DType dtype) const {
     for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
     return out;
   }
-  throw Error(ErrorCode::unsupported, "Tensor::to: no conversion from " + std::string(dtype_name(dtype_)) +
-                                          " to " + std::string(dtype_name(dtype)));
+  throw Error(ErrorCode::unsupported, "Tensor::to: no conversion from " + std::string(dtype_name(dtype_)) + " to " +
+                                          std::string(dtype_name(dtype)));
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
   if (shape.numel() != shape_.numel())
-    throw Error(ErrorCode::shape_mismatch,
-                "Tensor::reshaped: " + shape_.to_string() + " has " + std::to_string(shape_.numel()) +
-                    " elements, " + shape.to_string() + " needs " + std::to_string(shape.numel()));
+    throw Error(ErrorCode::shape_mismatch, "Tensor::reshaped: " + shape_.to_string() + " has " +
+                                               std::to_string(shape_.numel()) + " elements, " + shape.to_string() +
+                                               " needs " + std::to_string(shape.numel()));
   Tensor out = *this;
   out.shape_ = std::move(shape);
   return out;

@@ -39,7 +39,8 @@ std::vector<std::string> ModelBuilder::node(const std::string& op_type, std::vec
                                             Attributes attrs, int num_outputs, std::string name) {
   if (name.empty()) name = unique(op_type);
   Node n{op_type, name, std::move(inputs), {}, std::move(attrs)};
-  for (int i = 0; i < num_outputs; ++i) n.outputs.push_back(num_outputs == 1 ? name : name + ".out" + std::to_string(i));
+  for (int i = 0; i < num_outputs; ++i)
+    n.outputs.push_back(num_outputs == 1 ? name : name + ".out" + std::to_string(i));
   model_.nodes.push_back(n);
   return n.outputs;
 }
@@ -57,7 +58,8 @@ std::string ModelBuilder::conv2d(const std::string& x, std::int64_t in_channels,
   const std::string name = unique("conv");
   // He-style uniform bound keeps activations from vanishing or exploding through deep stacks.
   const float bound = std::sqrt(6.0f / static_cast<float>(in_channels * kernel * kernel));
-  std::vector<std::string> inputs{x, random_weight(name + ".weight", Shape{out_channels, in_channels, kernel, kernel}, bound)};
+  std::vector<std::string> inputs{
+      x, random_weight(name + ".weight", Shape{out_channels, in_channels, kernel, kernel}, bound)};
   if (bias) inputs.push_back(random_weight(name + ".bias", Shape{out_channels}, 0.1f));
   return node("Conv", inputs,
               {{"kernel_shape", std::vector<std::int64_t>{kernel, kernel}},
@@ -108,7 +110,8 @@ std::string ModelBuilder::layer_norm(const std::string& x, std::int64_t features
 
 std::string ModelBuilder::reshape(const std::string& x, const std::vector<std::int64_t>& shape) {
   const std::string name = unique("reshape");
-  const auto s = constant(name + ".shape", Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(shape.size())}, shape));
+  const auto s =
+      constant(name + ".shape", Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(shape.size())}, shape));
   return node("Reshape", {x, s}, {}, 1, name).front();
 }
 

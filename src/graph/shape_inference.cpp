@@ -18,8 +18,9 @@ std::map<std::string, ValueInfo> infer_shapes(const Model& model) {
     if (input.name.empty()) throw Error(ErrorCode::invalid_model, where + ": a graph input has no name");
     for (auto d : input.shape.dims())
       if (d < 0)
-        throw Error(ErrorCode::invalid_model, where + ": input '" + input.name + "' has a dynamic or negative dimension (" +
-                                                  input.shape.to_string() + "); give concrete shapes");
+        throw Error(ErrorCode::invalid_model, where + ": input '" + input.name +
+                                                  "' has a dynamic or negative dimension (" + input.shape.to_string() +
+                                                  "); give concrete shapes");
     if (!values.emplace(input.name, input).second)
       throw Error(ErrorCode::invalid_model, where + ": input '" + input.name + "' is declared twice");
   }
@@ -29,8 +30,8 @@ std::map<std::string, ValueInfo> infer_shapes(const Model& model) {
 
   for (std::size_t n = 0; n < model.nodes.size(); ++n) {
     const Node& node = model.nodes[n];
-    const std::string label = where + ", node '" + (node.name.empty() ? "#" + std::to_string(n) : node.name) +
-                              "' (" + node.op_type + ")";
+    const std::string label =
+        where + ", node '" + (node.name.empty() ? "#" + std::to_string(n) : node.name) + "' (" + node.op_type + ")";
     std::vector<const ValueInfo*> inputs;
     std::vector<const Tensor*> constants;
     for (const auto& name : node.inputs) {
@@ -41,8 +42,8 @@ std::map<std::string, ValueInfo> infer_shapes(const Model& model) {
       }
       auto it = values.find(name);
       if (it == values.end())
-        throw Error(ErrorCode::invalid_model, label + ": input '" + name +
-                                                  "' is not a graph input, an initializer or an earlier node's output");
+        throw Error(ErrorCode::invalid_model,
+                    label + ": input '" + name + "' is not a graph input, an initializer or an earlier node's output");
       inputs.push_back(&it->second);
       auto c = model.initializers.find(name);
       constants.push_back(c == model.initializers.end() ? nullptr : &c->second);
@@ -65,8 +66,7 @@ std::map<std::string, ValueInfo> infer_shapes(const Model& model) {
   }
   if (model.outputs.empty()) throw Error(ErrorCode::invalid_model, where + ": declares no outputs");
   for (const auto& name : model.outputs)
-    if (!values.count(name))
-      throw Error(ErrorCode::invalid_model, where + ": output '" + name + "' is never produced");
+    if (!values.count(name)) throw Error(ErrorCode::invalid_model, where + ": output '" + name + "' is never produced");
   return values;
 }
 
@@ -82,12 +82,24 @@ std::vector<Tensor> random_inputs(const Model& model, std::uint64_t seed) {
       hi = std::stoll(it->second.substr(comma + 1));
     }
     switch (input.dtype) {
-      case DType::f32: for (auto& v : t.values<float>()) v = rng.uniform(-1.f, 1.f); break;
-      case DType::f16: for (auto& v : t.values<f16_t>()) v = float_to_f16(rng.uniform(-1.f, 1.f)); break;
-      case DType::bf16: for (auto& v : t.values<bf16_t>()) v = float_to_bf16(rng.uniform(-1.f, 1.f)); break;
-      case DType::i64: for (auto& v : t.values<std::int64_t>()) v = rng.integer(lo, hi); break;
-      case DType::i32: for (auto& v : t.values<std::int32_t>()) v = static_cast<std::int32_t>(rng.integer(lo, hi)); break;
-      case DType::boolean: for (auto& v : t.values<std::uint8_t>()) v = static_cast<std::uint8_t>(rng.next() & 1u); break;
+      case DType::f32:
+        for (auto& v : t.values<float>()) v = rng.uniform(-1.f, 1.f);
+        break;
+      case DType::f16:
+        for (auto& v : t.values<f16_t>()) v = float_to_f16(rng.uniform(-1.f, 1.f));
+        break;
+      case DType::bf16:
+        for (auto& v : t.values<bf16_t>()) v = float_to_bf16(rng.uniform(-1.f, 1.f));
+        break;
+      case DType::i64:
+        for (auto& v : t.values<std::int64_t>()) v = rng.integer(lo, hi);
+        break;
+      case DType::i32:
+        for (auto& v : t.values<std::int32_t>()) v = static_cast<std::int32_t>(rng.integer(lo, hi));
+        break;
+      case DType::boolean:
+        for (auto& v : t.values<std::uint8_t>()) v = static_cast<std::uint8_t>(rng.next() & 1u);
+        break;
     }
     result.push_back(std::move(t));
   }

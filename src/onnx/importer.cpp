@@ -44,14 +44,20 @@ AttributeValue convert_attribute(const onnx::AttributeProto& a, const std::strin
     fail(ErrorCode::unsupported, "attribute '" + a.name() + "' refers to a function attribute, which is not supported");
   const int type = attribute_type(a);
   switch (type) {
-    case onnx::AttributeProto_AttributeType_INT: return std::int64_t{a.i()};
-    case onnx::AttributeProto_AttributeType_FLOAT: return a.f();
-    case onnx::AttributeProto_AttributeType_STRING: return a.s();
-    case onnx::AttributeProto_AttributeType_INTS: return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
-    case onnx::AttributeProto_AttributeType_FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
+    case onnx::AttributeProto_AttributeType_INT:
+      return std::int64_t{a.i()};
+    case onnx::AttributeProto_AttributeType_FLOAT:
+      return a.f();
+    case onnx::AttributeProto_AttributeType_STRING:
+      return a.s();
+    case onnx::AttributeProto_AttributeType_INTS:
+      return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
+    case onnx::AttributeProto_AttributeType_FLOATS:
+      return std::vector<float>(a.floats().begin(), a.floats().end());
     case onnx::AttributeProto_AttributeType_STRINGS:
       return std::vector<std::string>(a.strings().begin(), a.strings().end());
-    case onnx::AttributeProto_AttributeType_TENSOR: return tensor_from_proto(a.t(), base_dir);
+    case onnx::AttributeProto_AttributeType_TENSOR:
+      return tensor_from_proto(a.t(), base_dir);
     default:
       fail(ErrorCode::unsupported, "attribute '" + a.name() + "' of type " + attribute_type_name(type) +
                                        " is not supported (Loom has no subgraphs or sparse tensors)");
@@ -74,8 +80,8 @@ Tensor constant_value(const Node& node) {
     const auto v = attrs.get_ints("value_ints");
     return Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(v.size())}, v);
   }
-  fail(ErrorCode::unsupported, "Constant attribute '" + attrs.all().begin()->first +
-                                   "' is not supported (strings and sparse tensors are not)");
+  fail(ErrorCode::unsupported,
+       "Constant attribute '" + attrs.all().begin()->first + "' is not supported (strings and sparse tensors are not)");
 }
 
 std::int64_t default_domain_opset(const onnx::ModelProto& proto) {
@@ -202,8 +208,8 @@ Model convert_model(const onnx::ModelProto& proto, const std::string& name, cons
       fail(ErrorCode::invalid_model, "initializer '" + init.name() + "' is defined twice");
   }
   if (graph.sparse_initializer_size() > 0)
-    fail(ErrorCode::unsupported, "sparse initializer '" + graph.sparse_initializer(0).values().name() +
-                                     "' is not supported");
+    fail(ErrorCode::unsupported,
+         "sparse initializer '" + graph.sparse_initializer(0).values().name() + "' is not supported");
 
   std::set<std::string> input_names;
   for (const auto& input : graph.input()) {
@@ -286,8 +292,9 @@ Model load_onnx_from_memory(const void* data, std::size_t size, const std::strin
   try {
     onnx::ModelProto proto;
     if (!onnx_import::parse_message(data, size, &proto))
-      throw Error(ErrorCode::invalid_model, "not a valid ONNX model (protobuf parsing failed: the file is "
-                                            "malformed or truncated)");
+      throw Error(ErrorCode::invalid_model,
+                  "not a valid ONNX model (protobuf parsing failed: the file is "
+                  "malformed or truncated)");
     return onnx_import::convert_model(proto, name, base_dir);
   } catch (const Error& e) {
     throw Error(e.code(), name + ": " + e.what());

@@ -98,7 +98,8 @@ Tensor read_npy(const std::string& path) {
   const auto major = static_cast<unsigned char>(bytes[6]);
   std::size_t header_len = 0, header_start = 0;
   if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    header_len =
+        static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
     header_start = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) none.bad("truncated header");
@@ -113,8 +114,8 @@ Tensor read_npy(const std::string& path) {
   const std::string descr = header.string_value("descr");
   const auto dtype = npy_dtype(descr);
   if (!dtype)
-    throw Error(ErrorCode::unsupported, path + ": .npy dtype '" + descr +
-                                            "' is not supported (Loom reads <f4, <f2, <i8, <i4 and |b1)");
+    throw Error(ErrorCode::unsupported,
+                path + ": .npy dtype '" + descr + "' is not supported (Loom reads <f4, <f2, <i8, <i4 and |b1)");
   if (header.bool_value("fortran_order"))
     throw Error(ErrorCode::unsupported, path + ": Fortran-order .npy arrays are not supported (save a C-order copy)");
   const auto dims = header.tuple_value("shape");
@@ -131,9 +132,9 @@ Tensor read_npy(const std::string& path) {
   }
   const std::uint64_t element = dtype_size(*dtype);
   if (numel == std::numeric_limits<std::uint64_t>::max() || numel * element != available)
-    header.bad("the data holds " + std::to_string(available) + " bytes, shape and dtype '" + descr + "' need " +
-               (numel == std::numeric_limits<std::uint64_t>::max() ? std::string("more")
-                                                                  : std::to_string(numel * element)));
+    header.bad(
+        "the data holds " + std::to_string(available) + " bytes, shape and dtype '" + descr + "' need " +
+        (numel == std::numeric_limits<std::uint64_t>::max() ? std::string("more") : std::to_string(numel * element)));
   Tensor tensor(*dtype, Shape(dims));
   if (available) std::memcpy(tensor.data(), bytes.data() + data_start, available);
   if (*dtype == DType::boolean)

@@ -31,12 +31,24 @@ Int saturate(float value) {
 Tensor scalar_of(DType dtype, float value) {
   Tensor t(dtype, Shape{});
   switch (dtype) {
-    case DType::f32: t.values<float>()[0] = value; break;
-    case DType::f16: t.values<f16_t>()[0] = float_to_f16(value); break;
-    case DType::bf16: t.values<bf16_t>()[0] = float_to_bf16(value); break;
-    case DType::i64: t.values<std::int64_t>()[0] = saturate<std::int64_t>(value); break;
-    case DType::i32: t.values<std::int32_t>()[0] = saturate<std::int32_t>(value); break;
-    case DType::boolean: t.values<std::uint8_t>()[0] = value != 0.0f; break;
+    case DType::f32:
+      t.values<float>()[0] = value;
+      break;
+    case DType::f16:
+      t.values<f16_t>()[0] = float_to_f16(value);
+      break;
+    case DType::bf16:
+      t.values<bf16_t>()[0] = float_to_bf16(value);
+      break;
+    case DType::i64:
+      t.values<std::int64_t>()[0] = saturate<std::int64_t>(value);
+      break;
+    case DType::i32:
+      t.values<std::int32_t>()[0] = saturate<std::int32_t>(value);
+      break;
+    case DType::boolean:
+      t.values<std::uint8_t>()[0] = value != 0.0f;
+      break;
   }
   return t;
 }
@@ -49,8 +61,8 @@ bool had_legacy_broadcast(const std::string& op) {
 }
 
 bool is_bool_result(const std::string& op) {
-  for (const char* name : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor",
-                           "IsNaN", "IsInf"})
+  for (const char* name :
+       {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf"})
     if (op == name) return true;
   return false;
 }
@@ -116,7 +128,6 @@ void OpsetRewriter::attribute_to_input(Node& node, const std::string& attr, std:
   set_input(node, index, add_constant(node.name + "/" + suffix, i64_vector(values)));
 }
 
-
 void OpsetRewriter::add(Node node) {
   const std::string& op = node.op_type;
   // consumed_inputs (opsets 1-5) described in-place updates; it means nothing for inference.
@@ -129,8 +140,8 @@ void OpsetRewriter::add(Node node) {
 
   if (opset_ < 7 && had_legacy_broadcast(op)) {
     if (node.attrs.get_int("broadcast", 0) != 0 && node.attrs.has("axis"))
-      unsupported("legacy broadcasting along axis " + std::to_string(node.attrs.get_int("axis", 0)) +
-                  " (opset " + std::to_string(opset_) + ") is not supported");
+      unsupported("legacy broadcasting along axis " + std::to_string(node.attrs.get_int("axis", 0)) + " (opset " +
+                  std::to_string(opset_) + ") is not supported");
     node.attrs = without(node.attrs, {"broadcast", "axis"});
   }
   if (op == "Gemm" && opset_ < 7) node.attrs = without(node.attrs, {"broadcast"});
@@ -211,8 +222,8 @@ void OpsetRewriter::add_softmax_family(Node node) {
   const std::string input = node.inputs[0];
   const std::string output = node.outputs[0];
 
-  Node flatten{"Flatten", node.name + "/flatten", {input}, {fresh_name(node.name + "/flat")},
-               Attributes{{"axis", axis}}};
+  Node flatten{
+      "Flatten", node.name + "/flatten", {input}, {fresh_name(node.name + "/flat")}, Attributes{{"axis", axis}}};
   Node shape{"Shape", node.name + "/shape", {input}, {fresh_name(node.name + "/input_shape")}, {}};
   Node reshape{"Reshape", node.name + "/reshape", {fresh_name(node.name + "/rows"), shape.outputs[0]}, {output}, {}};
   node.inputs[0] = flatten.outputs[0];

@@ -13,8 +13,7 @@
 namespace loom::onnx_import {
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "ONNX raw_data is little-endian; Loom copies it as is");
+static_assert(std::endian::native == std::endian::little, "ONNX raw_data is little-endian; Loom copies it as is");
 
 namespace fs = std::filesystem;
 
@@ -45,8 +44,8 @@ std::string dims_text(const onnx::TensorProto& proto) {
 
 [[noreturn]] void size_mismatch(const onnx::TensorProto& proto, const std::string& source, std::uint64_t have,
                                 std::uint64_t need, const char* unit) {
-  invalid(proto, source + " holds " + std::to_string(have) + " " + unit + " but dims " + dims_text(proto) +
-                     " need " + std::to_string(need));
+  invalid(proto, source + " holds " + std::to_string(have) + " " + unit + " but dims " + dims_text(proto) + " need " +
+                     std::to_string(need));
 }
 
 // A non-negative decimal integer, or nullopt.
@@ -152,24 +151,37 @@ void read_typed(const onnx::TensorProto& proto, Tensor& tensor) {
 
 std::optional<DType> dtype_from_onnx(std::int32_t data_type) noexcept {
   switch (data_type) {
-    case onnx::TensorProto_DataType_FLOAT: return DType::f32;
-    case onnx::TensorProto_DataType_FLOAT16: return DType::f16;
-    case onnx::TensorProto_DataType_BFLOAT16: return DType::bf16;
-    case onnx::TensorProto_DataType_INT64: return DType::i64;
-    case onnx::TensorProto_DataType_INT32: return DType::i32;
-    case onnx::TensorProto_DataType_BOOL: return DType::boolean;
-    default: return std::nullopt;
+    case onnx::TensorProto_DataType_FLOAT:
+      return DType::f32;
+    case onnx::TensorProto_DataType_FLOAT16:
+      return DType::f16;
+    case onnx::TensorProto_DataType_BFLOAT16:
+      return DType::bf16;
+    case onnx::TensorProto_DataType_INT64:
+      return DType::i64;
+    case onnx::TensorProto_DataType_INT32:
+      return DType::i32;
+    case onnx::TensorProto_DataType_BOOL:
+      return DType::boolean;
+    default:
+      return std::nullopt;
   }
 }
 
 std::int32_t onnx_data_type(DType dtype) noexcept {
   switch (dtype) {
-    case DType::f32: return onnx::TensorProto_DataType_FLOAT;
-    case DType::f16: return onnx::TensorProto_DataType_FLOAT16;
-    case DType::bf16: return onnx::TensorProto_DataType_BFLOAT16;
-    case DType::i64: return onnx::TensorProto_DataType_INT64;
-    case DType::i32: return onnx::TensorProto_DataType_INT32;
-    case DType::boolean: return onnx::TensorProto_DataType_BOOL;
+    case DType::f32:
+      return onnx::TensorProto_DataType_FLOAT;
+    case DType::f16:
+      return onnx::TensorProto_DataType_FLOAT16;
+    case DType::bf16:
+      return onnx::TensorProto_DataType_BFLOAT16;
+    case DType::i64:
+      return onnx::TensorProto_DataType_INT64;
+    case DType::i32:
+      return onnx::TensorProto_DataType_INT32;
+    case DType::boolean:
+      return onnx::TensorProto_DataType_BOOL;
   }
   return onnx::TensorProto_DataType_UNDEFINED;
 }
@@ -185,7 +197,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
   if (!dtype)
     throw Error(ErrorCode::unsupported, "tensor '" + proto.name() + "': dtype " + onnx_type_name(proto.data_type()) +
                                             " is not supported (Loom has f32, f16, bf16, i64, i32, bool)");
-  if (proto.has_segment()) throw Error(ErrorCode::unsupported, "tensor '" + proto.name() + "': segments are not supported");
+  if (proto.has_segment())
+    throw Error(ErrorCode::unsupported, "tensor '" + proto.name() + "': segments are not supported");
   const std::int64_t numel = checked_numel(proto, dtype_size(*dtype));
   const std::uint64_t bytes = static_cast<std::uint64_t>(numel) * dtype_size(*dtype);
 
@@ -246,8 +259,7 @@ std::string folder_of(const std::string& path) {
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw Error(ErrorCode::invalid_argument, path + ": no such file");
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(ErrorCode::invalid_argument, path + ": no such file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::invalid_argument, path + ": cannot be opened");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -34,7 +34,8 @@ std::uint64_t assign_arena_offsets(std::vector<Value>& values, const std::vector
     std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [begin, end) of overlapping values
     for (int other : placed) {
       const Value& o = values[other];
-      if (o.def_step <= v.last_step && v.def_step <= o.last_step) busy.emplace_back(o.offset, o.offset + align_up(o.bytes));
+      if (o.def_step <= v.last_step && v.def_step <= o.last_step)
+        busy.emplace_back(o.offset, o.offset + align_up(o.bytes));
     }
     std::sort(busy.begin(), busy.end());
     std::uint64_t offset = 0;
@@ -53,7 +54,8 @@ std::uint64_t assign_arena_offsets(std::vector<Value>& values, const std::vector
 
 CompiledModel compile(const Model& model, DType compute_dtype, const DevicePeaks& peaks) {
   if (compute_dtype != DType::f32 && compute_dtype != DType::f16)
-    throw Error(ErrorCode::unsupported, "compute dtype " + std::string(dtype_name(compute_dtype)) + " (f32 or f16 only)");
+    throw Error(ErrorCode::unsupported,
+                "compute dtype " + std::string(dtype_name(compute_dtype)) + " (f32 or f16 only)");
   const auto infos = infer_shapes(model);
 
   CompiledModel cm;
@@ -192,8 +194,8 @@ CompiledModel compile(const Model& model, DType compute_dtype, const DevicePeaks
       }
     }
     info.compute_us = info.flops / peaks.flops * 1e6;
-    info.memory_us =
-        static_cast<double>(info.weight_bytes + info.activation_bytes_read + info.bytes_written) / peaks.bandwidth * 1e6;
+    info.memory_us = static_cast<double>(info.weight_bytes + info.activation_bytes_read + info.bytes_written) /
+                     peaks.bandwidth * 1e6;
   }
   return cm;
 }

@@ -62,7 +62,7 @@ struct CompiledModel {
 
 // Peak figures the roofline estimate uses.
 struct DevicePeaks {
-  double flops = 1e12;     // FLOP/s at the compute dtype
+  double flops = 1e12;      // FLOP/s at the compute dtype
   double bandwidth = 1e11;  // bytes/s
 };
 

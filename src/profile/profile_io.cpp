@@ -65,9 +65,7 @@ class FieldReader {
   static std::string join(const std::string& parent, const std::string& key) {
     return parent.empty() ? key : parent + "." + key;
   }
-  static std::string index(const std::string& parent, std::size_t i) {
-    return parent + "[" + std::to_string(i) + "]";
-  }
+  static std::string index(const std::string& parent, std::size_t i) { return parent + "[" + std::to_string(i) + "]"; }
 
  private:
   const json* lookup(const json& object, const std::string& parent, const char* key, bool required) const {
@@ -111,18 +109,18 @@ ModelProfile read_model(const FieldReader& reader, const json& value, const std:
 
 ordered_json step_json(const StepProfile& step) {
   return ordered_json{{"name", step.name},
-              {"measured_us", step.measured_us},
-              {"compute_probe_slowdown", step.compute_probe_slowdown},
-              {"memory_probe_slowdown", step.memory_probe_slowdown}};
+                      {"measured_us", step.measured_us},
+                      {"compute_probe_slowdown", step.compute_probe_slowdown},
+                      {"memory_probe_slowdown", step.memory_probe_slowdown}};
 }
 
 ordered_json model_json(const ModelProfile& model) {
   ordered_json steps = ordered_json::array();
   for (const auto& step : model.steps) steps.push_back(step_json(step));
   return ordered_json{{"model", model.model},
-              {"fingerprint", model.fingerprint},
-              {"compute_dtype", std::string(dtype_name(model.compute_dtype))},
-              {"steps", std::move(steps)}};
+                      {"fingerprint", model.fingerprint},
+                      {"compute_dtype", std::string(dtype_name(model.compute_dtype))},
+                      {"steps", std::move(steps)}};
 }
 
 }  // namespace
@@ -152,8 +150,8 @@ DeviceProfile read_profile(const std::string& path) {
   profile.format_version = version.get<int>();
   if (profile.format_version != kFormatVersion)
     reader.fail("format_version", "version " + std::to_string(profile.format_version) +
-                                      " is not supported (this Loom reads version " +
-                                      std::to_string(kFormatVersion) + ")");
+                                      " is not supported (this Loom reads version " + std::to_string(kFormatVersion) +
+                                      ")");
   profile.device_name = reader.string(doc, "", "device_name", true);
   profile.created = reader.string(doc, "", "created", false);
   profile.loom_version = reader.string(doc, "", "loom_version", false);
@@ -175,24 +173,23 @@ void write_profile(const DeviceProfile& profile, const std::string& path) {
   ordered_json models = ordered_json::array();
   for (const auto& model : profile.models) models.push_back(model_json(model));
   const ordered_json doc{{"format_version", profile.format_version},
-                 {"device_name", profile.device_name},
-                 {"created", profile.created},
-                 {"loom_version", profile.loom_version},
-                 {"command", profile.command},
-                 {"peaks",
-                  {{"flops_f32", profile.peaks.flops_f32},
-                   {"flops_f16", profile.peaks.flops_f16},
-                   {"bandwidth", profile.peaks.bandwidth},
-                   {"method", profile.peaks.method}}},
-                 {"models", std::move(models)}};
+                         {"device_name", profile.device_name},
+                         {"created", profile.created},
+                         {"loom_version", profile.loom_version},
+                         {"command", profile.command},
+                         {"peaks",
+                          {{"flops_f32", profile.peaks.flops_f32},
+                           {"flops_f16", profile.peaks.flops_f16},
+                           {"bandwidth", profile.peaks.bandwidth},
+                           {"method", profile.peaks.method}}},
+                         {"models", std::move(models)}};
 
   // Written beside the target and renamed over it, so a reader never sees half a profile.
   const std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::trunc);
     if (!out)
-      throw Error(ErrorCode::invalid_argument,
-                  "profile '" + path + "': cannot open '" + temporary + "' for writing");
+      throw Error(ErrorCode::invalid_argument, "profile '" + path + "': cannot open '" + temporary + "' for writing");
     out << doc.dump(2) << '\n';
     out.close();
     if (!out) throw Error(ErrorCode::invalid_argument, "profile '" + path + "': writing '" + temporary + "' failed");

@@ -44,8 +44,8 @@ std::string format_us(double us) {
 
 // Times `body(i)` for i in [0, warmup + runs): `before(i)` runs first, outside the timed events;
 // the first `warmup` runs are not kept. Returns the timed runs' microseconds, in order.
-std::vector<double> time_runs(backend::Stream& stream, int warmup, int runs,
-                              const std::function<void(int)>& before, const std::function<void(int)>& body) {
+std::vector<double> time_runs(backend::Stream& stream, int warmup, int runs, const std::function<void(int)>& before,
+                              const std::function<void(int)>& body) {
   std::vector<std::pair<std::unique_ptr<backend::Event>, std::unique_ptr<backend::Event>>> events;
   events.reserve(static_cast<std::size_t>(runs));
   for (int i = 0; i < warmup + runs; ++i) {
@@ -204,8 +204,8 @@ PeakFigures measure_peaks(backend::Backend& device, const ProfilerOptions& optio
   pool.trim();
   peaks.bandwidth = measure_copy(pool, *stream, copy_bytes, options);
   peaks.method = device.name() + " MatMul " + std::to_string(n) + "^3 " + dtypes + ", " + format_bytes(copy_bytes) +
-                 " device copy (read + write bytes); median of " + std::to_string(options.runs) +
-                 " timed runs after " + std::to_string(options.warmup) + " warm-up";
+                 " device copy (read + write bytes); median of " + std::to_string(options.runs) + " timed runs after " +
+                 std::to_string(options.warmup) + " warm-up";
   return peaks;
 }
 

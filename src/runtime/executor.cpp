@@ -88,8 +88,8 @@ struct Executor::Impl {
     device = device_holder.get();
     profile = profile::resolve_profile(options.profile, device->device_name());
     if (options.compute_dtype == DType::f16 && device->kind() != backend::Kind::cuda)
-      throw Error(ErrorCode::unsupported, "f16 compute needs the CUDA backend; device '" + options.device +
-                                              "' resolved to " + device->name());
+      throw Error(ErrorCode::unsupported,
+                  "f16 compute needs the CUDA backend; device '" + options.device + "' resolved to " + device->name());
     pool = std::make_unique<runtime::MemoryPool>(*device);
     upload_stream = device->create_stream(0);
     download_stream = device->create_stream(0);
@@ -112,9 +112,7 @@ struct Executor::Impl {
     if (post_thread.joinable()) post_thread.join();
   }
 
-  double now_us() const {
-    return std::chrono::duration<double, std::micro>(Clock::now() - epoch).count();
-  }
+  double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - epoch).count(); }
 
   // Any stage may fail a request; completion always happens on the post-process thread.
   void fail(RequestPtr& request, std::exception_ptr error) {
@@ -366,15 +364,15 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   if (!impl_->accepting) throw Error(ErrorCode::shutdown, "the executor is shut down; cannot load '" + name + "'");
   {
     std::shared_lock lock(impl_->models_mutex);
-    if (impl_->models.count(name)) throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
+    if (impl_->models.count(name))
+      throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
   }
   trace::ScopedRange range("load " + name);
   const Model model = optimize(original, options.optimize);
   std::unique_lock lock(impl_->models_mutex);
-  auto loaded = std::make_unique<runtime::LoadedModel>(model, name, impl_->models.size(), impl_->options.compute_dtype,
-                                                       *impl_->device, *impl_->pool,
-                                                       profile::roofline_peaks(impl_->profile, *impl_->device,
-                                                                               impl_->options.compute_dtype));
+  auto loaded = std::make_unique<runtime::LoadedModel>(
+      model, name, impl_->models.size(), impl_->options.compute_dtype, *impl_->device, *impl_->pool,
+      profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype));
   loaded->apply_profile(impl_->profile);
   if (!impl_->models.emplace(name, std::move(loaded)).second)
     throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
@@ -392,14 +390,15 @@ ModelInfo Executor::model_info(const std::string& name) const { return impl_->fi
 std::future<Outputs> Executor::submit(const std::string& model, std::vector<Tensor> inputs, RequestOptions options) {
   auto promise = std::make_shared<std::promise<Outputs>>();
   auto future = promise->get_future();
-  impl_->enqueue(model, std::move(inputs),
-                 [promise](std::exception_ptr error, Outputs outputs) {
-                   if (error)
-                     promise->set_exception(error);
-                   else
-                     promise->set_value(std::move(outputs));
-                 },
-                 options);
+  impl_->enqueue(
+      model, std::move(inputs),
+      [promise](std::exception_ptr error, Outputs outputs) {
+        if (error)
+          promise->set_exception(error);
+        else
+          promise->set_value(std::move(outputs));
+      },
+      options);
   return future;
 }
 

@@ -27,8 +27,7 @@ void PooledBuffer::reset() noexcept {
 
 MemoryPool::~MemoryPool() {
   std::lock_guard lock(mutex_);
-  if (!used_.empty())
-    std::fprintf(stderr, "loom: memory pool destroyed with %zu blocks still in use\n", used_.size());
+  if (!used_.empty()) std::fprintf(stderr, "loom: memory pool destroyed with %zu blocks still in use\n", used_.size());
   trim_locked();
   for (auto& [ptr, size] : used_) device_.deallocate(ptr);
 }

@@ -67,8 +67,8 @@ class MemoryPool {
 
   backend::Backend& device_;
   mutable std::mutex mutex_;
-  std::multimap<std::size_t, void*> free_;          // size -> block
-  std::unordered_map<void*, std::size_t> used_;     // block -> size
+  std::multimap<std::size_t, void*> free_;       // size -> block
+  std::unordered_map<void*, std::size_t> used_;  // block -> size
   PoolStats stats_;
 };
 

@@ -79,9 +79,7 @@ class DeviceShadow {
     used_ = 0;
   }
 
-  AcceleratorState state() const noexcept {
-    return {now_, compute_free_, memory_free_, used_, capacity_};
-  }
+  AcceleratorState state() const noexcept { return {now_, compute_free_, memory_free_, used_, capacity_}; }
 
  private:
   // Pending releases, in release order (compute ends are dispatched in order, so appending

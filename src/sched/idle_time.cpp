@@ -137,8 +137,8 @@ std::size_t IdleTimePolicy::choose(std::span<const StepCandidate> candidates, co
   // A score only grows as a look-ahead goes on, and (total, memory, arrival) order is kept under
   // growth: a candidate whose partial score does not beat the best cannot win.
   const auto can_win = [&](const Score& score, std::size_t i) {
-    return best == n || less(score.total, score.memory, candidates[i].request_id, best_score.total,
-                             best_score.memory, candidates[best].request_id);
+    return best == n || less(score.total, score.memory, candidates[i].request_id, best_score.total, best_score.memory,
+                             candidates[best].request_id);
   };
   for (std::size_t i : order_) {
     Score score;

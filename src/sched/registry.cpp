@@ -13,7 +13,8 @@ std::unique_ptr<SchedulingPolicy> make_policy(std::string_view name, const Polic
   if (name == "idle-time") return std::make_unique<IdleTimePolicy>(options);
   std::string known;
   for (const auto& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
-  throw Error(ErrorCode::invalid_argument, "unknown scheduling policy '" + std::string(name) + "' (known: " + known + ")");
+  throw Error(ErrorCode::invalid_argument,
+              "unknown scheduling policy '" + std::string(name) + "' (known: " + known + ")");
 }
 
 std::unique_ptr<SchedulingPolicy> make_policy(std::string_view name) { return make_policy(name, PolicyOptions{}); }

@@ -11,7 +11,8 @@ std::vector<SimModel> sim_models(const std::vector<Model>& models, DType compute
     throw Error(ErrorCode::invalid_argument, "sim_models: peak FLOP/s and bandwidth must be positive");
   std::vector<SimModel> result;
   for (const Model& model : models) {
-    const plan::CompiledModel compiled = plan::compile(model, compute_dtype, plan::DevicePeaks{peak_flops, peak_bandwidth});
+    const plan::CompiledModel compiled =
+        plan::compile(model, compute_dtype, plan::DevicePeaks{peak_flops, peak_bandwidth});
     SimModel sim;
     sim.name = model.name;
     for (const plan::Step& step : compiled.steps)

@@ -37,8 +37,7 @@ std::string step_label(const Workload& workload, const ScheduledStep& s, std::si
 
 // Earliest time >= now at which `need` more bytes fit beside `held` (every reservation in `held`
 // ends after now; nothing dispatched later can start before this Step, so only releases matter).
-double capacity_ready_at(const std::vector<Reservation>& held, std::uint64_t need, std::uint64_t capacity,
-                         double now) {
+double capacity_ready_at(const std::vector<Reservation>& held, std::uint64_t need, std::uint64_t capacity, double now) {
   if (capacity == 0) return now;
   std::uint64_t used = 0;
   for (const auto& r : held) used += r.bytes;
@@ -167,12 +166,11 @@ std::vector<ScheduledStep> run_schedule(const Workload& workload, const std::vec
                        {"memory_free_at_us", number_text(state.memory_free_at_us)},
                        {"onchip_used_bytes", std::to_string(state.onchip_used_bytes)}};
       timeline->add(std::move(decision));
-      const std::map<std::string, std::string> step_args = {
-          {"model", model_name},
-          {"request", std::to_string(s.request)},
-          {"step", std::to_string(s.step)},
-          {"step_name", step.name},
-          {"onchip_bytes", std::to_string(step.onchip_bytes)}};
+      const std::map<std::string, std::string> step_args = {{"model", model_name},
+                                                            {"request", std::to_string(s.request)},
+                                                            {"step", std::to_string(s.step)},
+                                                            {"step_name", step.name},
+                                                            {"onchip_bytes", std::to_string(step.onchip_bytes)}};
       TraceEvent memory{label, "step", "sim:memory", s.memory_start_us, step.memory_us, step_args};
       memory.args["phase"] = "memory";
       memory.args["capacity_wait_us"] = number_text(s.memory_start_us - s.decided_us);

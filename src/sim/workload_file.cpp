@@ -16,8 +16,8 @@
 namespace loom::sim {
 namespace {
 
-using nlohmann::json;
 using detail::number_text;
+using nlohmann::json;
 
 // Reads one JSON document, reporting every problem as "<source>: <field>: <problem>".
 class Reader {
@@ -85,9 +85,12 @@ class Reader {
     if (it == object.end()) return fallback;
     if (!it->is_number()) fail(join(field, key), "expected a whole number, got " + describe(*it));
     double value = 0;
-    if (it->is_number_unsigned()) value = static_cast<double>(it->get<std::uint64_t>());
-    else if (it->is_number_integer()) value = static_cast<double>(it->get<std::int64_t>());
-    else value = it->get<double>();
+    if (it->is_number_unsigned())
+      value = static_cast<double>(it->get<std::uint64_t>());
+    else if (it->is_number_integer())
+      value = static_cast<double>(it->get<std::int64_t>());
+    else
+      value = it->get<double>();
     if (!std::isfinite(value) || value != std::floor(value))
       fail(join(field, key), "expected a whole number, got " + it->dump());
     if (value < min || value > max)
@@ -144,8 +147,7 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
   }
   reader.expect_object(doc, "(top level)");
   reader.only_keys(doc, "", {"description", "onchip_capacity_bytes", "models", "requests"});
-  if (doc.contains("description") && !doc["description"].is_string())
-    reader.fail("description", "expected a string");
+  if (doc.contains("description") && !doc["description"].is_string()) reader.fail("description", "expected a string");
 
   Workload workload;
   workload.onchip_capacity_bytes = reader.bytes_field(doc, "", "onchip_capacity_bytes");
@@ -183,9 +185,8 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
     }
     const double zero = 0;
     request.arrival_us = reader.time_field(value, field, "arrival_us", &zero);
-    request.priority = static_cast<int>(reader.integer_field(value, field, "priority", 0,
-                                                             std::numeric_limits<int>::min(),
-                                                             std::numeric_limits<int>::max()));
+    request.priority = static_cast<int>(reader.integer_field(
+        value, field, "priority", 0, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
     const auto count = static_cast<std::size_t>(reader.integer_field(value, field, "count", 1, 1, 1e7));
     const double interval = reader.time_field(value, field, "interval_us", &zero);
     for (std::size_t i = 0; i < count; ++i) {

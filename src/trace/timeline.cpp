@@ -193,8 +193,8 @@ void Timeline::write_chrome_trace(std::ostream& out) const {
       const int tid = first_tid + static_cast<int>(lane);
       // Every lane carries the track's name: readers map rows back to tracks by name alone.
       lines.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kPid}, {"tid", tid}, {"args", {{"name", track}}}});
-      lines.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", kPid}, {"tid", tid},
-                       {"args", {{"sort_index", tid}}}});
+      lines.push_back(
+          {{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", kPid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
     }
     for (std::size_t i = 0; i < events.size(); ++i) {
       const TraceEvent& e = *events[i];

@@ -18,7 +18,8 @@ void check_batch(std::int64_t batch) {
   if (batch < 1) throw Error(ErrorCode::invalid_argument, "batch must be at least 1, got " + std::to_string(batch));
 }
 
-std::string basic_block(ModelBuilder& b, const std::string& x, std::int64_t in_ch, std::int64_t out_ch, std::int64_t stride) {
+std::string basic_block(ModelBuilder& b, const std::string& x, std::int64_t in_ch, std::int64_t out_ch,
+                        std::int64_t stride) {
   auto y = b.relu(b.batch_norm(b.conv2d(x, in_ch, out_ch, 3, stride, 1, false), out_ch));
   y = b.batch_norm(b.conv2d(y, out_ch, out_ch, 3, 1, 1, false), out_ch);
   std::string shortcut = x;
@@ -33,8 +34,8 @@ Model resnet_cnn(std::int64_t batch, Size size, std::uint64_t seed) {
   const bool large = size == Size::large;
   // large: ResNet-18 at 224x224 (1.8 GFLOP per image); small: a 4-stage net at 32x32 for CPUs.
   const std::int64_t resolution = large ? 224 : 32;
-  const std::vector<std::int64_t> widths = large ? std::vector<std::int64_t>{64, 128, 256, 512}
-                                                 : std::vector<std::int64_t>{16, 32, 64, 128};
+  const std::vector<std::int64_t> widths =
+      large ? std::vector<std::int64_t>{64, 128, 256, 512} : std::vector<std::int64_t>{16, 32, 64, 128};
   const int blocks_per_stage = large ? 2 : 1;
   auto x = b.input("image", DType::f32, Shape{batch, 3, resolution, resolution});
   if (large) {
@@ -74,8 +75,8 @@ Model bert_encoder(std::int64_t batch, Size size, std::uint64_t seed) {
   const auto tok = b.random_weight("embeddings.token", Shape{vocab, hidden}, 0.5f);
   const auto pos = b.random_weight("embeddings.position", Shape{seq, hidden}, 0.5f);
   auto x = b.layer_norm(b.add(b.op("Gather", {tok, ids}), pos), hidden);
-  const auto scale = b.constant("attention.scale",
-                                Tensor::from<float>(Shape{}, {1.0f / std::sqrt(static_cast<float>(head_dim))}));
+  const auto scale =
+      b.constant("attention.scale", Tensor::from<float>(Shape{}, {1.0f / std::sqrt(static_cast<float>(head_dim))}));
   for (std::int64_t layer = 0; layer < layers; ++layer) {
     auto heads_of = [&](const std::string& v, const std::vector<std::int64_t>& perm) {
       return b.transpose(b.reshape(v, {batch, seq, heads, head_dim}), perm);

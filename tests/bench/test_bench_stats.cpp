@@ -54,7 +54,7 @@ TEST(BenchLowerBound, ResourceBoundSumsEveryRequestOfEveryModel) {
   // Two requests of each: compute 1 + 1 + 9 + 9 = 20, memory 5 + 5 + 1 + 1 = 12.
   const auto bound = makespan_lower_bound(models, {{0, 0}, {0, 0}, {1, 0}, {1, 0}});
   EXPECT_DOUBLE_EQ(bound.resource_us, 20);
-  EXPECT_DOUBLE_EQ(bound.chain_us, 10);                 // "cpu" alone: load 1, compute 9
+  EXPECT_DOUBLE_EQ(bound.chain_us, 10);  // "cpu" alone: load 1, compute 9
   EXPECT_DOUBLE_EQ(bound.lower_us, 20);
 }
 
@@ -83,9 +83,9 @@ TEST(BenchLowerBound, RequestOfAnUnknownModelThrows) {
 TEST(BenchBusyFraction, UnionOfStepsOnStreamsOnlyClippedToTheWindow) {
   loom::Timeline timeline;
   timeline.add(event("step", "stream:a", 0, 10));
-  timeline.add(event("step", "stream:b", 5, 10));         // overlaps a: [0, 15] busy in all
-  timeline.add(event("copy", "stream:upload", 15, 5));    // copies do not count
-  timeline.add(event("request", "request:a", 0, 30));     // nor request lives
+  timeline.add(event("step", "stream:b", 5, 10));       // overlaps a: [0, 15] busy in all
+  timeline.add(event("copy", "stream:upload", 15, 5));  // copies do not count
+  timeline.add(event("request", "request:a", 0, 30));   // nor request lives
   timeline.add(event("decision", "host:dispatcher", 16, 0));
   EXPECT_DOUBLE_EQ(loom::bench::step_busy_fraction(timeline, 0, 20), 15.0 / 20);
   EXPECT_DOUBLE_EQ(loom::bench::step_busy_fraction(timeline, 10, 20), 5.0 / 10);

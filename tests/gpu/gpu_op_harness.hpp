@@ -94,8 +94,8 @@ inline std::vector<Tensor> run_op(backend::Backend& backend, const OpCase& op) {
   }
   std::vector<void*> output_ptrs;
   for (const OpOutput& out : op.outputs) {
-    output_ptrs.push_back(out.present ? poisoned_buffer(static_cast<std::size_t>(out.shape.numel()) * dtype_size(out.dtype))
-                                      : nullptr);
+    output_ptrs.push_back(
+        out.present ? poisoned_buffer(static_cast<std::size_t>(out.shape.numel()) * dtype_size(out.dtype)) : nullptr);
   }
   void* workspace = poisoned_buffer(kernel->workspace_bytes());
 
@@ -143,9 +143,8 @@ inline ::testing::AssertionResult all_close(const Tensor& expected, const Tensor
       if (a[i] != e[i] && failures++ < 6) report << "\n  [" << i << "] got " << a[i] << ", expected " << e[i];
   }
   if (failures == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << failures << " of " << expected.numel() << " elements differ (worst "
-                                       << worst << ", tolerance " << tol.abs << " + " << tol.rel << "*|ref|)"
-                                       << report.str();
+  return ::testing::AssertionFailure() << failures << " of " << expected.numel() << " elements differ (worst " << worst
+                                       << ", tolerance " << tol.abs << " + " << tol.rel << "*|ref|)" << report.str();
 }
 
 // Runs `op` on both backends and compares every output: f32 on CUDA against f32 on the CPU;

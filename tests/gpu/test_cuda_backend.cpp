@@ -94,8 +94,17 @@ TEST_F(CudaBackendTest, AnyPriorityGivesAStream) {
 
 // Device conversion rounds to nearest even, like the host conversion in Tensor::to.
 TEST_F(CudaBackendTest, ConvertMatchesHostConversion) {
-  std::vector<float> values = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 70000.0f, 1e-6f, 3e-8f, 1.0f / 3.0f,
-                               std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               1.0f,
+                               -2.5f,
+                               65504.0f,
+                               70000.0f,
+                               1e-6f,
+                               3e-8f,
+                               1.0f / 3.0f,
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity()};
   const Tensor noise = random_tensor({1000}, 42, -300.0f, 300.0f);
   values.insert(values.end(), noise.values<float>().begin(), noise.values<float>().end());
   const Tensor f32 = Tensor::from<float>({static_cast<std::int64_t>(values.size())}, values);

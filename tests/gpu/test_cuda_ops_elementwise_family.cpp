@@ -26,11 +26,18 @@ TEST_F(CudaElementwiseOps, UnaryFloatOps) {
     float low, high;
   };
   const std::vector<Case> cases = {
-      {"LeakyRelu", {{"alpha", 0.2f}}, -4, 4}, {"Elu", {{"alpha", 1.5f}}, -4, 4},
+      {"LeakyRelu", {{"alpha", 0.2f}}, -4, 4},
+      {"Elu", {{"alpha", 1.5f}}, -4, 4},
       {"HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}}, -5, 5},
-      {"HardSwish", {}, -6, 6},  {"Erf", {}, -3, 3},          {"Softplus", {}, -15, 15},
-      {"Sqrt", {}, 0, 10},       {"Reciprocal", {}, 0.5f, 4},  {"Exp", {}, -4, 4},
-      {"Log", {}, 0.05f, 20},    {"Neg", {}, -4, 4},           {"Abs", {}, -4, 4},
+      {"HardSwish", {}, -6, 6},
+      {"Erf", {}, -3, 3},
+      {"Softplus", {}, -15, 15},
+      {"Sqrt", {}, 0, 10},
+      {"Reciprocal", {}, 0.5f, 4},
+      {"Exp", {}, -4, 4},
+      {"Log", {}, 0.05f, 20},
+      {"Neg", {}, -4, 4},
+      {"Abs", {}, -4, 4},
       {"Relu", {}, -4, 4},
   };
   const Shape shape{3, 7, 11};
@@ -72,7 +79,9 @@ TEST_F(CudaElementwiseOps, ArithmeticIntegers) {
     for (const char* op : {"Sub", "Div", "Add", "Mul"}) {
       SCOPED_TRACE(std::string(op) + " " + std::string(dtype_name(dtype)));
       // Divisors include 0 and -1 (defined as 0 and negation on both backends).
-      expect_agree({op, {}, {random_ints({3, 8}, 30, -1000, 1000, dtype), random_ints({8}, 31, -3, 3, dtype)},
+      expect_agree({op,
+                    {},
+                    {random_ints({3, 8}, 30, -1000, 1000, dtype), random_ints({8}, 31, -3, 3, dtype)},
                     {{dtype, {3, 8}}}});
     }
   }
@@ -80,13 +89,17 @@ TEST_F(CudaElementwiseOps, ArithmeticIntegers) {
 
 TEST_F(CudaElementwiseOps, PowFloatAndIntegerExponents) {
   expect_agree(binary("Pow", {3, 4}, {4}, {3, 4}, 40, 0.5f, 2.0f));
-  expect_agree({"Pow", {}, {random_tensor({2, 5}, 41, -2.0f, 2.0f), random_ints({5}, 42, 0, 4, DType::i64)},
+  expect_agree({"Pow",
+                {},
+                {random_tensor({2, 5}, 41, -2.0f, 2.0f), random_ints({5}, 42, 0, 4, DType::i64)},
                 {{DType::f32, {2, 5}}}});
   // Negative exponents on bases away from 0, so the f16 run stays in range.
-  expect_agree({"Pow", {}, {random_tensor({2, 5}, 49, 0.5f, 2.0f), random_ints({5}, 42, -3, -1, DType::i64)},
+  expect_agree({"Pow",
+                {},
+                {random_tensor({2, 5}, 49, 0.5f, 2.0f), random_ints({5}, 42, -3, -1, DType::i64)},
                 {{DType::f32, {2, 5}}}});
-  expect_agree({"Pow", {}, {random_tensor({6}, 43, -2.0f, 2.0f), random_ints({}, 44, 2, 2, DType::i32)},
-                {{DType::f32, {6}}}});
+  expect_agree(
+      {"Pow", {}, {random_tensor({6}, 43, -2.0f, 2.0f), random_ints({}, 44, 2, 2, DType::i32)}, {{DType::f32, {6}}}});
   for (DType dtype : {DType::i64, DType::i32}) {
     SCOPED_TRACE(dtype_name(dtype));
     expect_agree({"Pow", {}, {random_ints({7}, 45, -5, 5, dtype), random_ints({7}, 46, -2, 9, dtype)}, {{dtype, {7}}}});
@@ -109,7 +122,9 @@ TEST_F(CudaElementwiseOps, ComparisonsAndLogic) {
     floats.outputs[0].dtype = DType::boolean;
     expect_agree(floats);
     for (DType dtype : {DType::i64, DType::i32})
-      expect_agree({op, {}, {random_ints({2, 3, 4}, 61, -3, 3, dtype), random_ints({3, 1}, 62, -3, 3, dtype)},
+      expect_agree({op,
+                    {},
+                    {random_ints({2, 3, 4}, 61, -3, 3, dtype), random_ints({3, 1}, 62, -3, 3, dtype)},
                     {{DType::boolean, {2, 3, 4}}}});
   }
   for (const char* op : {"And", "Or", "Xor", "Equal"}) {
@@ -124,14 +139,19 @@ TEST_F(CudaElementwiseOps, MinMaxVariadic) {
     SCOPED_TRACE(op);
     expect_agree({op, {}, {random_tensor({5, 6}, 70)}, {{DType::f32, {5, 6}}}});
     expect_agree(binary(op, {5, 6}, {6}, {5, 6}, 71));
-    expect_agree({op, {}, {random_tensor({2, 1, 4}, 72), random_tensor({3, 1}, 73), random_tensor({4}, 74)},
+    expect_agree({op,
+                  {},
+                  {random_tensor({2, 1, 4}, 72), random_tensor({3, 1}, 73), random_tensor({4}, 74)},
                   {{DType::f32, {2, 3, 4}}}});
-    expect_agree({op, {}, {random_tensor({4}, 75), random_tensor({3, 4}, 76), random_tensor({3, 1}, 77),
-                           random_tensor({}, 78)},
+    expect_agree({op,
+                  {},
+                  {random_tensor({4}, 75), random_tensor({3, 4}, 76), random_tensor({3, 1}, 77), random_tensor({}, 78)},
                   {{DType::f32, {3, 4}}}});
     for (DType dtype : {DType::i64, DType::i32})
-      expect_agree({op, {}, {random_ints({3, 4}, 79, -50, 50, dtype), random_ints({4}, 80, -50, 50, dtype),
-                             random_ints({3, 1}, 81, -50, 50, dtype)},
+      expect_agree({op,
+                    {},
+                    {random_ints({3, 4}, 79, -50, 50, dtype), random_ints({4}, 80, -50, 50, dtype),
+                     random_ints({3, 1}, 81, -50, 50, dtype)},
                     {{dtype, {3, 4}}}});
   }
 }
@@ -147,19 +167,27 @@ TEST_F(CudaElementwiseOps, Clip) {
   expect_agree({"Clip", {}, {x}, {{DType::f32, shape}}});
   for (DType dtype : {DType::i64, DType::i32}) {
     const Tensor xi = random_ints(shape, 91, -100, 100, dtype);
-    expect_agree({"Clip", {}, {xi, random_ints({1}, 92, -10, -10, dtype), random_ints({}, 93, 20, 20, dtype)},
+    expect_agree({"Clip",
+                  {},
+                  {xi, random_ints({1}, 92, -10, -10, dtype), random_ints({}, 93, 20, 20, dtype)},
                   {{dtype, shape}}});
     expect_agree({"Clip", {}, {xi, OpInput::absent(), random_ints({}, 94, 0, 0, dtype)}, {{dtype, shape}}});
   }
 }
 
 TEST_F(CudaElementwiseOps, Where) {
-  expect_agree({"Where", {}, {bools({2, 1, 3}, 100), random_tensor({4, 1}, 101), random_tensor({3}, 102)},
+  expect_agree({"Where",
+                {},
+                {bools({2, 1, 3}, 100), random_tensor({4, 1}, 101), random_tensor({3}, 102)},
                 {{DType::f32, {2, 4, 3}}}});
-  expect_agree({"Where", {}, {bools({5, 6}, 103), random_tensor({5, 6}, 104), random_tensor({5, 6}, 105)},
+  expect_agree({"Where",
+                {},
+                {bools({5, 6}, 103), random_tensor({5, 6}, 104), random_tensor({5, 6}, 105)},
                 {{DType::f32, {5, 6}}}});
   for (DType dtype : {DType::i64, DType::i32})
-    expect_agree({"Where", {}, {bools({3, 4}, 106), random_ints({4}, 107, -9, 9, dtype), random_ints({3, 1}, 108, -9, 9, dtype)},
+    expect_agree({"Where",
+                  {},
+                  {bools({3, 4}, 106), random_ints({4}, 107, -9, 9, dtype), random_ints({3, 1}, 108, -9, 9, dtype)},
                   {{dtype, {3, 4}}}});
   expect_agree({"Where", {}, {bools({7}, 109), bools({7}, 110), bools({1}, 111)}, {{DType::boolean, {7}}}});
 }

@@ -15,10 +15,12 @@ constexpr Tolerance kExact{0, 0};
 
 TEST_F(CudaLayoutOps, ReshapeAndFlatten) {
   const Tensor x = random_tensor({2, 3, 4}, 1);
-  expect_agree({"Reshape", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({2}, {4, -1}))}, {{DType::f32, {4, 6}}}},
-               kExact, kExact);
-  expect_agree({"Reshape", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({2}, {0, 12}))}, {{DType::f32, {2, 12}}}},
-               kExact, kExact);
+  expect_agree(
+      {"Reshape", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({2}, {4, -1}))}, {{DType::f32, {4, 6}}}},
+      kExact, kExact);
+  expect_agree(
+      {"Reshape", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({2}, {0, 12}))}, {{DType::f32, {2, 12}}}},
+      kExact, kExact);
   const Tensor x4 = random_tensor({2, 3, 4, 5}, 2);
   expect_agree({"Flatten", {}, {x4}, {{DType::f32, {2, 60}}}}, kExact, kExact);
   expect_agree({"Flatten", {{"axis", std::int64_t{0}}}, {x4}, {{DType::f32, {1, 120}}}}, kExact, kExact);
@@ -29,13 +31,16 @@ TEST_F(CudaLayoutOps, ReshapeAndFlatten) {
 
 TEST_F(CudaLayoutOps, Transpose) {
   expect_agree({"Transpose", {}, {random_tensor({2, 3, 4}, 10)}, {{DType::f32, {4, 3, 2}}}}, kExact, kExact);
-  expect_agree({"Transpose", {{"perm", Ints{0, 2, 3, 1}}}, {random_tensor({2, 3, 4, 5}, 11)}, {{DType::f32, {2, 4, 5, 3}}}},
-               kExact, kExact);
+  expect_agree(
+      {"Transpose", {{"perm", Ints{0, 2, 3, 1}}}, {random_tensor({2, 3, 4, 5}, 11)}, {{DType::f32, {2, 4, 5, 3}}}},
+      kExact, kExact);
   expect_agree({"Transpose", {{"perm", Ints{0, 1, 2}}}, {random_tensor({2, 3, 4}, 12)}, {{DType::f32, {2, 3, 4}}}},
                kExact, kExact);
   expect_agree({"Transpose", {{"perm", Ints{1, 0}}}, {random_ints({7, 3}, 13, -50, 50)}, {{DType::i64, {3, 7}}}},
                kExact, kExact);
-  expect_agree({"Transpose", {{"perm", Ints{2, 0, 1}}}, {random_ints({3, 1, 5}, 14, -50, 50, DType::i32)},
+  expect_agree({"Transpose",
+                {{"perm", Ints{2, 0, 1}}},
+                {random_ints({3, 1, 5}, 14, -50, 50, DType::i32)},
                 {{DType::i32, {5, 3, 1}}}},
                kExact, kExact);
 }
@@ -46,7 +51,9 @@ TEST_F(CudaLayoutOps, Concat) {
                 {random_tensor({2, 3, 4}, 20), random_tensor({2, 5, 4}, 21), random_tensor({2, 1, 4}, 22)},
                 {{DType::f32, {2, 9, 4}}}},
                kExact, kExact);
-  expect_agree({"Concat", {{"axis", std::int64_t{-1}}}, {random_tensor({3, 2}, 23), random_tensor({3, 4}, 24)},
+  expect_agree({"Concat",
+                {{"axis", std::int64_t{-1}}},
+                {random_tensor({3, 2}, 23), random_tensor({3, 4}, 24)},
                 {{DType::f32, {3, 6}}}},
                kExact, kExact);
   expect_agree({"Concat",
@@ -58,9 +65,9 @@ TEST_F(CudaLayoutOps, Concat) {
 
 TEST_F(CudaLayoutOps, Gather) {
   // In-range indices only: out of range is an error on the CPU and clamped on CUDA.
-  expect_agree({"Gather", {}, {random_tensor({5, 4}, 30), Tensor::from<std::int64_t>({3}, {-1, 0, 4})},
-                {{DType::f32, {3, 4}}}},
-               kExact, kExact);
+  expect_agree(
+      {"Gather", {}, {random_tensor({5, 4}, 30), Tensor::from<std::int64_t>({3}, {-1, 0, 4})}, {{DType::f32, {3, 4}}}},
+      kExact, kExact);
   expect_agree({"Gather",
                 {{"axis", std::int64_t{1}}},
                 {random_tensor({2, 6, 3}, 31), Tensor::from<std::int32_t>({2, 2}, {5, -6, 2, 2})},
@@ -77,9 +84,11 @@ TEST_F(CudaLayoutOps, Gather) {
 
 // The documented difference from the CPU backend: out-of-range indices clamp instead of failing.
 TEST_F(CudaLayoutOps, GatherClampsOutOfRangeIndices) {
-  const OpCase op{"Gather", {}, {Tensor::from<float>({4}, {10.0f, 11.0f, 12.0f, 13.0f}),
-                                 Tensor::from<std::int64_t>({4}, {7, -9, 3, -1})},
-                  {{DType::f32, {4}}}};
+  const OpCase op{
+      "Gather",
+      {},
+      {Tensor::from<float>({4}, {10.0f, 11.0f, 12.0f, 13.0f}), Tensor::from<std::int64_t>({4}, {7, -9, 3, -1})},
+      {{DType::f32, {4}}}};
   const std::vector<Tensor> result = run_op(*cuda_, op);
   EXPECT_TRUE(all_close(Tensor::from<float>({4}, {13.0f, 10.0f, 13.0f, 13.0f}), result[0], kExact));
 }

@@ -21,10 +21,10 @@ TEST_F(CudaLinearOps, MatMulPlainMatrices) {
 }
 
 TEST_F(CudaLinearOps, MatMulBatchedAndBroadcast) {
-  expect_agree(matmul({2, 3, 4, 5}, {5, 6}, {2, 3, 4, 6}, 10));      // B shared: folded into one GEMM
-  expect_agree(matmul({3, 4, 5}, {3, 5, 6}, {3, 4, 6}, 11));         // strided batched
-  expect_agree(matmul({4, 5}, {2, 5, 6}, {2, 4, 6}, 12));            // A shared across B's batch
-  expect_agree(matmul({1, 4, 5}, {3, 5, 6}, {3, 4, 6}, 13));         // A's batch dim of 1 broadcast
+  expect_agree(matmul({2, 3, 4, 5}, {5, 6}, {2, 3, 4, 6}, 10));        // B shared: folded into one GEMM
+  expect_agree(matmul({3, 4, 5}, {3, 5, 6}, {3, 4, 6}, 11));           // strided batched
+  expect_agree(matmul({4, 5}, {2, 5, 6}, {2, 4, 6}, 12));              // A shared across B's batch
+  expect_agree(matmul({1, 4, 5}, {3, 5, 6}, {3, 4, 6}, 13));           // A's batch dim of 1 broadcast
   expect_agree(matmul({2, 1, 4, 5}, {1, 3, 5, 6}, {2, 3, 4, 6}, 14));  // both broadcast: per-entry GEMMs
   expect_agree(matmul({2, 1, 4, 5}, {3, 5, 6}, {2, 3, 4, 6}, 15));     // ranks 4 and 3
 }
@@ -48,15 +48,15 @@ OpCase gemm(Attributes attrs, const Shape& a, const Shape& b, std::optional<Shap
 TEST_F(CudaLinearOps, GemmTransposesAndScales) {
   expect_agree(gemm({}, {5, 7}, {7, 3}, Shape{3}, {5, 3}, 20));
   expect_agree(gemm({{"transA", std::int64_t{1}}}, {7, 5}, {7, 3}, Shape{5, 3}, {5, 3}, 21));
-  expect_agree(gemm({{"transB", std::int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}, {5, 7}, {3, 7}, Shape{5, 3},
-                    {5, 3}, 22));
+  expect_agree(
+      gemm({{"transB", std::int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}, {5, 7}, {3, 7}, Shape{5, 3}, {5, 3}, 22));
   expect_agree(gemm({{"transA", std::int64_t{1}}, {"transB", std::int64_t{1}}, {"alpha", -1.5f}}, {7, 5}, {3, 7},
                     Shape{5, 1}, {5, 3}, 23));
   expect_agree(gemm({}, {33, 64}, {64, 48}, std::nullopt, {33, 48}, 24));
 }
 
 TEST_F(CudaLinearOps, GemmBroadcastsC) {
-  expect_agree(gemm({}, {4, 6}, {6, 5}, Shape{}, {4, 5}, 30));       // scalar C
+  expect_agree(gemm({}, {4, 6}, {6, 5}, Shape{}, {4, 5}, 30));  // scalar C
   expect_agree(gemm({}, {4, 6}, {6, 5}, Shape{1}, {4, 5}, 31));
   expect_agree(gemm({}, {4, 6}, {6, 5}, Shape{1, 5}, {4, 5}, 32));
   expect_agree(gemm({}, {4, 6}, {6, 5}, Shape{4, 1}, {4, 5}, 33));
@@ -64,16 +64,16 @@ TEST_F(CudaLinearOps, GemmBroadcastsC) {
 }
 
 OpCase conv(Attributes attrs, const Shape& x, const Shape& w, bool bias, const Shape& y, std::uint32_t seed) {
-  OpCase op{"Conv", std::move(attrs), {random_tensor(x, seed), random_tensor(w, seed + 1, -0.5f, 0.5f)},
-            {{DType::f32, y}}};
+  OpCase op{
+      "Conv", std::move(attrs), {random_tensor(x, seed), random_tensor(w, seed + 1, -0.5f, 0.5f)}, {{DType::f32, y}}};
   if (bias) op.inputs.push_back(random_tensor({w[0]}, seed + 2));
   return op;
 }
 
 TEST_F(CudaLinearOps, ConvPadsAndStrides) {
   expect_agree(conv({{"pads", Ints{1, 1, 1, 1}}}, {2, 3, 8, 8}, {4, 3, 3, 3}, true, {2, 4, 8, 8}, 40));
-  expect_agree(conv({{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}, {"kernel_shape", Ints{3, 3}}},
-                    {1, 3, 9, 9}, {5, 3, 3, 3}, false, {1, 5, 5, 5}, 41));
+  expect_agree(conv({{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}, {"kernel_shape", Ints{3, 3}}}, {1, 3, 9, 9},
+                    {5, 3, 3, 3}, false, {1, 5, 5, 5}, 41));
   expect_agree(conv({{"strides", Ints{1, 2}}}, {1, 2, 7, 9}, {3, 2, 2, 3}, true, {1, 3, 6, 4}, 42));
   expect_agree(conv({}, {1, 16, 5, 5}, {8, 16, 1, 1}, true, {1, 8, 5, 5}, 43));  // 1x1
 }
@@ -81,8 +81,8 @@ TEST_F(CudaLinearOps, ConvPadsAndStrides) {
 TEST_F(CudaLinearOps, ConvAsymmetricPads) {
   // top 0, left 1, bottom 2, right 1: cuDNN pads symmetrically, so the kernel pads X itself.
   expect_agree(conv({{"pads", Ints{0, 1, 2, 1}}}, {1, 3, 6, 6}, {2, 3, 3, 3}, true, {1, 2, 6, 6}, 50));
-  expect_agree(conv({{"pads", Ints{2, 0, 1, 1}}, {"strides", Ints{2, 2}}}, {2, 3, 7, 6}, {4, 3, 3, 3}, false,
-                    {2, 4, 4, 3}, 51));
+  expect_agree(
+      conv({{"pads", Ints{2, 0, 1, 1}}, {"strides", Ints{2, 2}}}, {2, 3, 7, 6}, {4, 3, 3, 3}, false, {2, 4, 4, 3}, 51));
 }
 
 TEST_F(CudaLinearOps, ConvGroupsAndDilations) {
@@ -123,8 +123,8 @@ TEST_F(CudaLinearOps, LstmDirections) {
   expect_agree(lstm("forward", {}, true, std::nullopt, false, {true, true, true}, 70));
   expect_agree(lstm("reverse", {}, true, std::nullopt, true, {true, true, true}, 71));
   expect_agree(lstm("bidirectional", {.directions = 2}, true, std::nullopt, true, {true, true, true}, 72));
-  expect_agree(lstm("forward", {.steps = 3, .batch = 2, .input = 32, .hidden = 48}, false, std::nullopt, false,
-                    {true}, 73));  // Y only, no bias
+  expect_agree(lstm("forward", {.steps = 3, .batch = 2, .input = 32, .hidden = 48}, false, std::nullopt, false, {true},
+                    73));  // Y only, no bias
 }
 
 TEST_F(CudaLinearOps, LstmSequenceLengthsAndOmittedOutputs) {

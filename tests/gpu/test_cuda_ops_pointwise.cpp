@@ -15,8 +15,8 @@ TEST_F(CudaPointwiseOps, Activations) {
   const Shape shape{3, 17, 5};
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Gelu"})
     expect_agree({op, {}, {random_tensor(shape, 1, -4.0f, 4.0f)}, {{DType::f32, shape}}});
-  expect_agree({"Gelu", {{"approximate", std::string("tanh")}}, {random_tensor(shape, 2, -4.0f, 4.0f)},
-                {{DType::f32, shape}}});
+  expect_agree(
+      {"Gelu", {{"approximate", std::string("tanh")}}, {random_tensor(shape, 2, -4.0f, 4.0f)}, {{DType::f32, shape}}});
   // Large enough for the grid-stride loop to wrap on small grids.
   expect_agree({"Sigmoid", {}, {random_tensor({1 << 20}, 3, -8.0f, 8.0f)}, {{DType::f32, {1 << 20}}}});
 }
@@ -41,9 +41,13 @@ TEST_F(CudaPointwiseOps, AddMulIntegers) {
   for (const char* op : {"Add", "Mul"}) {
     for (DType dtype : {DType::i64, DType::i32}) {
       SCOPED_TRACE(std::string(op) + " " + std::string(dtype_name(dtype)));
-      expect_agree({op, {}, {random_ints({2, 3}, 20, -100, 100, dtype), random_ints({3}, 21, -100, 100, dtype)},
+      expect_agree({op,
+                    {},
+                    {random_ints({2, 3}, 20, -100, 100, dtype), random_ints({3}, 21, -100, 100, dtype)},
                     {{dtype, {2, 3}}}});
-      expect_agree({op, {}, {random_ints({5, 7}, 22, -1000, 1000, dtype), random_ints({5, 7}, 23, -1000, 1000, dtype)},
+      expect_agree({op,
+                    {},
+                    {random_ints({5, 7}, 22, -1000, 1000, dtype), random_ints({5, 7}, 23, -1000, 1000, dtype)},
                     {{dtype, {5, 7}}}});
     }
   }
@@ -90,8 +94,8 @@ OpCase softmax(const Shape& x, std::int64_t axis, std::uint32_t seed) {
 
 TEST_F(CudaPointwiseOps, Softmax) {
   expect_agree(softmax({4, 10}, -1, 50));
-  expect_agree(softmax({3, 1000}, 1, 51));       // rows longer than a block
-  expect_agree(softmax({2, 3, 4, 5}, 1, 52));    // strided axis
+  expect_agree(softmax({3, 1000}, 1, 51));     // rows longer than a block
+  expect_agree(softmax({2, 3, 4, 5}, 1, 52));  // strided axis
   expect_agree(softmax({6, 4}, 0, 53));
   expect_agree(softmax({2, 3, 4, 5}, -2, 54));
 }
@@ -114,15 +118,22 @@ TEST_F(CudaPointwiseOps, AveragePool) {
   for (std::int64_t include_pad : {0, 1}) {
     SCOPED_TRACE("count_include_pad=" + std::to_string(include_pad));
     expect_agree(pool("AveragePool",
-                      {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
+                      {{"kernel_shape", Ints{3, 3}},
+                       {"strides", Ints{2, 2}},
+                       {"pads", Ints{1, 1, 1, 1}},
                        {"count_include_pad", include_pad}},
                       {2, 3, 9, 9}, {2, 3, 5, 5}, 70));
     expect_agree(pool("AveragePool",
-                      {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
-                       {"ceil_mode", std::int64_t{1}}, {"count_include_pad", include_pad}},
+                      {{"kernel_shape", Ints{3, 3}},
+                       {"strides", Ints{2, 2}},
+                       {"pads", Ints{1, 1, 1, 1}},
+                       {"ceil_mode", std::int64_t{1}},
+                       {"count_include_pad", include_pad}},
                       {1, 2, 8, 8}, {1, 2, 5, 5}, 71));
     expect_agree(pool("AveragePool",
-                      {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 0, 1}},
+                      {{"kernel_shape", Ints{2, 2}},
+                       {"strides", Ints{2, 2}},
+                       {"pads", Ints{1, 0, 0, 1}},
                        {"count_include_pad", include_pad}},
                       {1, 1, 5, 5}, {1, 1, 3, 3}, 72));
   }

@@ -52,7 +52,8 @@ TEST_F(CudaRecurrentOps, GruLayoutLengthsAndOutputs) {
   const Tensor lengths = Tensor::from<std::int32_t>({3}, {5, 2, 0});
   const RnnShape bm{.directions = 2, .batch_major = true};
   expect_agree(gru("bidirectional", bm, {}, true, std::nullopt, true, {true, true}, 40));
-  expect_agree(gru("bidirectional", bm, {{"linear_before_reset", std::int64_t{1}}}, true, lengths, true, {true, true}, 41));
+  expect_agree(
+      gru("bidirectional", bm, {{"linear_before_reset", std::int64_t{1}}}, true, lengths, true, {true, true}, 41));
   expect_agree(gru("reverse", {.batch_major = true}, {}, true, lengths.to(DType::i64), false, {false, true}, 42));
   expect_agree(gru("forward", {}, {}, true, lengths, true, {true}, 43));
   expect_agree(gru("forward", {.steps = 4, .batch = 2, .input = 32, .hidden = 48}, {}, true, std::nullopt, false,

@@ -20,7 +20,8 @@ constexpr Tolerance kExact{0, 0};
 Shape reduced_shape(const Shape& s, const Ints& axes, bool keepdims) {
   std::vector<std::int64_t> dims;
   for (std::size_t d = 0; d < s.rank(); ++d) {
-    const bool reduced = axes.empty() || std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(d)) != axes.end();
+    const bool reduced =
+        axes.empty() || std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(d)) != axes.end();
     if (!reduced)
       dims.push_back(s[d]);
     else if (keepdims)
@@ -39,8 +40,8 @@ TEST_F(CudaReduceOps, EveryFloatReductionOnEveryAxisPattern) {
   // Positive values keep ReduceLogSum and ReduceProd defined and the products in f16 range.
   const Tensor x = random_tensor({3, 4, 5}, 1, 0.5f, 1.5f);
   const std::vector<Ints> axis_sets = {{}, {0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1}};
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
-                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare",
+                         "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
     for (const Ints& axes : axis_sets) {
       SCOPED_TRACE(std::string(op) + " over " + std::to_string(axes.size()) + " axes");
       expect_agree(reduce_case(op, x, axes, true));
@@ -66,15 +67,20 @@ TEST_F(CudaReduceOps, LongRowsAndManyOutputs) {
 
 TEST_F(CudaReduceOps, AxesInputNoopAndIntegers) {
   const Tensor x = random_tensor({3, 4, 2}, 5);
-  expect_agree({"ReduceSum", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({2}, {-1, 0}))},
+  expect_agree({"ReduceSum",
+                {},
+                {x, OpInput::initializer(Tensor::from<std::int64_t>({2}, {-1, 0}))},
                 {{DType::f32, {1, 4, 1}}}});
-  expect_agree({"ReduceSum", {{"noop_with_empty_axes", std::int64_t{1}}},
-                {x, OpInput::initializer(Tensor(DType::i64, Shape{0}))}, {{DType::f32, x.shape()}}},
+  expect_agree({"ReduceSum",
+                {{"noop_with_empty_axes", std::int64_t{1}}},
+                {x, OpInput::initializer(Tensor(DType::i64, Shape{0}))},
+                {{DType::f32, x.shape()}}},
                kExact, kExact);
   for (const DType dtype : {DType::i64, DType::i32}) {
     const Tensor xi = random_ints({5, 6, 7}, 6, -20, 20, dtype);
     for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"})
-      for (const Ints& axes : std::vector<Ints>{{}, {0}, {2}, {0, 2}}) expect_agree(reduce_case(op, xi, axes, true), kExact);
+      for (const Ints& axes : std::vector<Ints>{{}, {0}, {2}, {0, 2}})
+        expect_agree(reduce_case(op, xi, axes, true), kExact);
     expect_agree(reduce_case("ReduceProd", random_ints({4, 5}, 7, -3, 3, dtype), {1}, true), kExact);
   }
 }
@@ -108,8 +114,8 @@ TEST_F(CudaReduceOps, ArgMaxArgMin) {
   const Tensor rows = random_tensor({16, 1000}, 30);
   for (const char* op : {"ArgMax", "ArgMin"}) {
     expect_agree({op, {{"axis", std::int64_t{-1}}}, {rows}, {{DType::i64, {16, 1}}}}, kExact, kExact);
-    expect_agree({op, {{"axis", std::int64_t{0}}, {"keepdims", std::int64_t{0}}}, {rows}, {{DType::i64, {1000}}}}, kExact,
-                 kExact);
+    expect_agree({op, {{"axis", std::int64_t{0}}, {"keepdims", std::int64_t{0}}}, {rows}, {{DType::i64, {1000}}}},
+                 kExact, kExact);
   }
   // Many ties: small integer ranges, first and last index, both kernels.
   for (const DType dtype : {DType::i64, DType::i32}) {
@@ -117,8 +123,9 @@ TEST_F(CudaReduceOps, ArgMaxArgMin) {
     for (const std::int64_t last : {0, 1}) {
       expect_agree({"ArgMax", {{"axis", std::int64_t{1}}, {"select_last_index", last}}, {ties}, {{DType::i64, {6, 1}}}},
                    kExact, kExact);
-      expect_agree({"ArgMin", {{"axis", std::int64_t{0}}, {"select_last_index", last}}, {ties}, {{DType::i64, {1, 300}}}},
-                   kExact, kExact);
+      expect_agree(
+          {"ArgMin", {{"axis", std::int64_t{0}}, {"select_last_index", last}}, {ties}, {{DType::i64, {1, 300}}}},
+          kExact, kExact);
     }
   }
   // Integer-valued floats (exact in f16 too) with ties.
@@ -127,16 +134,17 @@ TEST_F(CudaReduceOps, ArgMaxArgMin) {
     for (int i = 0; i < 2000; ++i) v.push_back(static_cast<float>((i * 7919) % 5));
     return v;
   }());
-  expect_agree({"ArgMax", {{"axis", std::int64_t{1}}, {"select_last_index", std::int64_t{1}}}, {ft}, {{DType::i64, {4, 1}}}},
-               kExact, kExact);
+  expect_agree(
+      {"ArgMax", {{"axis", std::int64_t{1}}, {"select_last_index", std::int64_t{1}}}, {ft}, {{DType::i64, {4, 1}}}},
+      kExact, kExact);
 }
 
 TEST_F(CudaReduceOps, TopK) {
   const auto k = [](std::int64_t value) { return OpInput::initializer(Tensor::from<std::int64_t>({1}, {value})); };
   const Tensor rows = random_tensor({8, 1000}, 40);
   for (const std::int64_t largest : {0, 1}) {
-    expect_agree({"TopK", {{"largest", largest}}, {rows, k(10)}, {{DType::f32, {8, 10}}, {DType::i64, {8, 10}}}}, kExact,
-                 kExact);
+    expect_agree({"TopK", {{"largest", largest}}, {rows, k(10)}, {{DType::f32, {8, 10}}, {DType::i64, {8, 10}}}},
+                 kExact, kExact);
     expect_agree({"TopK",
                   {{"axis", std::int64_t{0}}, {"largest", largest}},
                   {random_tensor({50, 6}, 41), k(5)},
@@ -146,9 +154,11 @@ TEST_F(CudaReduceOps, TopK) {
   // Ties resolved by the lower index on both backends.
   for (const DType dtype : {DType::i64, DType::i32}) {
     const Tensor ties = random_ints({3, 40, 2}, 42, 0, 4, dtype);
-    expect_agree({"TopK", {{"axis", std::int64_t{1}}}, {ties, k(7)}, {{dtype, {3, 7, 2}}, {DType::i64, {3, 7, 2}}}}, kExact,
-                 kExact);
-    expect_agree({"TopK", {{"axis", std::int64_t{1}}, {"largest", std::int64_t{0}}}, {ties, k(40)},
+    expect_agree({"TopK", {{"axis", std::int64_t{1}}}, {ties, k(7)}, {{dtype, {3, 7, 2}}, {DType::i64, {3, 7, 2}}}},
+                 kExact, kExact);
+    expect_agree({"TopK",
+                  {{"axis", std::int64_t{1}}, {"largest", std::int64_t{0}}},
+                  {ties, k(40)},
                   {{dtype, {3, 40, 2}}, {DType::i64, {3, 40, 2}}}},
                  kExact, kExact);
   }

@@ -33,7 +33,7 @@ using namespace loom;
 
 namespace {
 
-constexpr int kSkipExitCode = 77;  // ctest SKIP_RETURN_CODE: no CUDA device
+constexpr int kSkipExitCode = 77;              // ctest SKIP_RETURN_CODE: no CUDA device
 constexpr std::size_t kMaxReasonBytes = 8000;  // keeps a child's report inside one pipe buffer
 
 struct Options {
@@ -71,15 +71,24 @@ Options parse_args(int argc, char** argv) {
       if (i + 1 >= argc) usage(("missing value after " + arg).c_str());
       return argv[++i];
     };
-    if (arg == "--data") options.data = value();
-    else if (arg == "--device") options.device = value();
-    else if (arg == "--filter") options.filter = value();
-    else if (arg == "--unsupported") options.unsupported_file = value();
-    else if (arg == "--verbose") options.verbose = true;
-    else if (arg == "--in-process") options.isolate = false;
-    else if (arg == "--jobs") options.jobs = std::max(1, std::atoi(value().c_str()));
-    else if (arg == "--timeout") options.case_timeout_s = std::max(1, std::atoi(value().c_str()));
-    else usage(("unknown argument " + arg).c_str());
+    if (arg == "--data")
+      options.data = value();
+    else if (arg == "--device")
+      options.device = value();
+    else if (arg == "--filter")
+      options.filter = value();
+    else if (arg == "--unsupported")
+      options.unsupported_file = value();
+    else if (arg == "--verbose")
+      options.verbose = true;
+    else if (arg == "--in-process")
+      options.isolate = false;
+    else if (arg == "--jobs")
+      options.jobs = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--timeout")
+      options.case_timeout_s = std::max(1, std::atoi(value().c_str()));
+    else
+      usage(("unknown argument " + arg).c_str());
   }
   if (options.data.empty()) usage("--data is required");
   if (options.device != "cpu" && options.device != "cuda") usage("--device must be cpu or cuda");
@@ -96,8 +105,10 @@ bool loom_has_dtype(int onnx_type) {
     case onnx::TensorProto::BFLOAT16:
     case onnx::TensorProto::INT64:
     case onnx::TensorProto::INT32:
-    case onnx::TensorProto::BOOL: return true;
-    default: return false;
+    case onnx::TensorProto::BOOL:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -210,7 +221,8 @@ Tensor read_test_tensor(const fs::path& file, int model_type) {
         return tensor;
       }
       if (static_cast<std::size_t>(proto.int32_data_size()) == bits.size()) {
-        for (std::size_t i = 0; i < bits.size(); ++i) bits[i].bits = static_cast<std::uint16_t>(proto.int32_data(static_cast<int>(i)));
+        for (std::size_t i = 0; i < bits.size(); ++i)
+          bits[i].bits = static_cast<std::uint16_t>(proto.int32_data(static_cast<int>(i)));
         return tensor;
       }
     }
@@ -244,8 +256,9 @@ CaseResult run_data_set(Executor& executor, const Model& model, const ModelScan&
   const std::vector<Tensor> inputs = read_numbered(set_dir, "input_", scan.input_types);
   const std::vector<Tensor> expected = read_numbered(set_dir, "output_", scan.output_types);
   if (inputs.size() != scan.inputs.size())
-    return {Verdict::fail, "", set_dir.filename().string() + " has " + std::to_string(inputs.size()) +
-                                   " inputs, the model " + std::to_string(scan.inputs.size())};
+    return {Verdict::fail, "",
+            set_dir.filename().string() + " has " + std::to_string(inputs.size()) + " inputs, the model " +
+                std::to_string(scan.inputs.size())};
   std::map<std::string, const Tensor*> by_name;
   for (std::size_t i = 0; i < inputs.size(); ++i) by_name[scan.inputs[i]] = &inputs[i];
 
@@ -267,7 +280,8 @@ CaseResult run_data_set(Executor& executor, const Model& model, const ModelScan&
   std::vector<Tensor> request;
   for (const ValueInfo& input : info.inputs) {
     const auto it = by_name.find(input.name);
-    if (it == by_name.end()) return {Verdict::fail, "", "the loaded model wants input '" + input.name + "', no .pb has it"};
+    if (it == by_name.end())
+      return {Verdict::fail, "", "the loaded model wants input '" + input.name + "', no .pb has it"};
     request.push_back(*it->second);
   }
   Outputs outputs;
@@ -278,8 +292,8 @@ CaseResult run_data_set(Executor& executor, const Model& model, const ModelScan&
             std::string("run: ") + e.what()};
   }
   if (outputs.size() != expected.size() || info.outputs.size() != outputs.size())
-    return {Verdict::fail, "", "got " + std::to_string(outputs.size()) + " outputs, expected " +
-                                   std::to_string(expected.size())};
+    return {Verdict::fail, "",
+            "got " + std::to_string(outputs.size()) + " outputs, expected " + std::to_string(expected.size())};
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     // output_N.pb follows the file's graph.output order; match the loaded model's by name.
     std::size_t want = i;
@@ -460,9 +474,12 @@ std::vector<std::string> missing_ops_of(const std::string& reason) {
   std::string list;
   if (reason.size() <= suffix.size() || reason.compare(reason.size() - suffix.size(), suffix.size(), suffix) != 0)
     return {};
-  if (reason.rfind("op ", 0) == 0) list = reason.substr(3, reason.size() - 3 - suffix.size());
-  else if (reason.rfind("ops ", 0) == 0) list = reason.substr(4, reason.size() - 4 - suffix.size());
-  else return {};
+  if (reason.rfind("op ", 0) == 0)
+    list = reason.substr(3, reason.size() - 3 - suffix.size());
+  else if (reason.rfind("ops ", 0) == 0)
+    list = reason.substr(4, reason.size() - 4 - suffix.size());
+  else
+    return {};
   std::vector<std::string> ops;
   for (std::size_t start = 0; start <= list.size();) {
     const auto comma = list.find(", ", start);
@@ -541,8 +558,10 @@ int main(int argc, char** argv) {
           line = "XFAIL " + name + " [" + r.ops + "] (listed: " + *listed_reason + "): " + r.reason;
           notes.push_back(line);
         } else {
-          if (r.verdict == Verdict::fail) ++op.fail, ++total.fail;
-          else ++op.unsupported, ++total.unsupported;
+          if (r.verdict == Verdict::fail)
+            ++op.fail, ++total.fail;
+          else
+            ++op.unsupported, ++total.unsupported;
           line = std::string(r.verdict == Verdict::fail ? "FAIL  " : "UNSUP ") + name + " [" + r.ops + "]: " + r.reason;
           problems.push_back(line);
         }
@@ -570,7 +589,8 @@ int main(int argc, char** argv) {
       if (!seen.count(name)) problems.push_back("STALE " + key + ": listed, but there is no such test");
     }
   }
-  for (const std::string& error : listed.errors) problems.push_back("LIST  " + options.unsupported_file.string() + " " + error);
+  for (const std::string& error : listed.errors)
+    problems.push_back("LIST  " + options.unsupported_file.string() + " " + error);
 
   std::printf("\nONNX node tests on %s (%s)\n", options.device.c_str(), options.data.c_str());
   std::printf("%-44s %5s %5s %6s %6s %5s\n", "op", "pass", "fail", "unsup", "listed", "skip");

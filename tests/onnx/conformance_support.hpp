@@ -30,9 +30,12 @@ struct Tolerance {
 // mantissa bits (2^-10 ~ 9.8e-4), bf16 has 7 (2^-7 ~ 7.8e-3).
 inline Tolerance tolerance_for(DType dtype, Tolerance f32_tolerance = {}) {
   switch (dtype) {
-    case DType::f16: return {2e-3, 1e-4};
-    case DType::bf16: return {1.6e-2, 1e-3};
-    default: return f32_tolerance;
+    case DType::f16:
+      return {2e-3, 1e-4};
+    case DType::bf16:
+      return {1.6e-2, 1e-3};
+    default:
+      return f32_tolerance;
   }
 }
 
@@ -45,22 +48,32 @@ namespace detail {
 
 inline double element_as_double(const Tensor& t, std::size_t i) {
   switch (t.dtype()) {
-    case DType::f32: return t.values<float>()[i];
-    case DType::f16: return f16_to_float(t.values<f16_t>()[i]);
-    case DType::bf16: return bf16_to_float(t.values<bf16_t>()[i]);
-    case DType::i64: return static_cast<double>(t.values<std::int64_t>()[i]);
-    case DType::i32: return t.values<std::int32_t>()[i];
-    case DType::boolean: return t.values<std::uint8_t>()[i] != 0 ? 1.0 : 0.0;
+    case DType::f32:
+      return t.values<float>()[i];
+    case DType::f16:
+      return f16_to_float(t.values<f16_t>()[i]);
+    case DType::bf16:
+      return bf16_to_float(t.values<bf16_t>()[i]);
+    case DType::i64:
+      return static_cast<double>(t.values<std::int64_t>()[i]);
+    case DType::i32:
+      return t.values<std::int32_t>()[i];
+    case DType::boolean:
+      return t.values<std::uint8_t>()[i] != 0 ? 1.0 : 0.0;
   }
   return 0;
 }
 
 inline std::int64_t element_as_int(const Tensor& t, std::size_t i) {
   switch (t.dtype()) {
-    case DType::i64: return t.values<std::int64_t>()[i];
-    case DType::i32: return t.values<std::int32_t>()[i];
-    case DType::boolean: return t.values<std::uint8_t>()[i] != 0 ? 1 : 0;
-    default: return static_cast<std::int64_t>(element_as_double(t, i));
+    case DType::i64:
+      return t.values<std::int64_t>()[i];
+    case DType::i32:
+      return t.values<std::int32_t>()[i];
+    case DType::boolean:
+      return t.values<std::uint8_t>()[i] != 0 ? 1 : 0;
+    default:
+      return static_cast<std::int64_t>(element_as_double(t, i));
   }
 }
 

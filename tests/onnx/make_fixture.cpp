@@ -51,7 +51,8 @@ void write_model(const fs::path& dir, const std::string& op, const std::vector<V
   }
   fs::create_directories(dir / "test_data_set_0");
   std::ofstream file(dir / "model.onnx", std::ios::binary | std::ios::trunc);
-  if (!file || !model.SerializeToOstream(&file)) throw std::runtime_error("cannot write " + (dir / "model.onnx").string());
+  if (!file || !model.SerializeToOstream(&file))
+    throw std::runtime_error("cannot write " + (dir / "model.onnx").string());
 }
 
 void write_data(const fs::path& dir, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
@@ -80,14 +81,12 @@ int main(int argc, char** argv) {
 
     // Element [1,1] should be 0.
     write_model(root / "test_relu_wrong", "Relu", {{"x", f32, {2, 3}}}, {{"y", f32, {2, 3}}});
-    write_data(root / "test_relu_wrong", {x},
-               {Tensor::from<float>({2, 3}, {0.0f, 0.0f, 2.0f, 3.25f, 0.5f, 1.0f})});
+    write_data(root / "test_relu_wrong", {x}, {Tensor::from<float>({2, 3}, {0.0f, 0.0f, 2.0f, 3.25f, 0.5f, 1.0f})});
 
     // The target shape is a graph input: the runner must pass it as a constant input.
     write_model(root / "test_reshape_shape_input", "Reshape",
                 {{"data", f32, {2, 3}}, {"shape", onnx::TensorProto::INT64, {2}}}, {{"reshaped", f32, {3, 2}}});
-    write_data(root / "test_reshape_shape_input", {x, Tensor::from<std::int64_t>({2}, {3, -1})},
-               {x.reshaped({3, 2})});
+    write_data(root / "test_reshape_shape_input", {x, Tensor::from<std::int64_t>({2}, {3, -1})}, {x.reshaped({3, 2})});
 
     write_model(root / "test_no_such_op", "NoSuchOp", {{"x", f32, {2, 3}}}, {{"y", f32, {2, 3}}});
     write_data(root / "test_no_such_op", {x}, {x});

@@ -158,8 +158,7 @@ inline Tensor run_cpu_op1(const std::string& op_type, Attributes attrs, const st
 
 // Kernel creation only: returns the error code it throws, or nullopt when it succeeds.
 inline std::optional<ErrorCode> create_error(const std::string& op_type, Attributes attrs,
-                                             const std::vector<OpInput>& inputs,
-                                             const std::vector<OpOutput>& outputs) {
+                                             const std::vector<OpInput>& inputs, const std::vector<OpOutput>& outputs) {
   auto backend = backend::make_cpu_backend();
   const Node node = make_node(op_type, std::move(attrs), inputs.size(), outputs, &inputs);
   try {
@@ -204,20 +203,17 @@ inline ::testing::AssertionResult all_close(const Tensor& actual, const std::vec
     if (!ok && failures++ < 8) report << "\n  [" << i << "] actual " << a << ", expected " << e;
   }
   if (failures == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << failures << " of " << expected.size() << " elements differ"
-                                       << report.str();
+  return ::testing::AssertionFailure() << failures << " of " << expected.size() << " elements differ" << report.str();
 }
 
 template <class T>
 ::testing::AssertionResult all_equal(const Tensor& actual, const std::vector<T>& expected) {
   const auto values = actual.values<T>();
   if (values.size() != expected.size())
-    return ::testing::AssertionFailure() << "actual has " << values.size() << " elements, expected "
-                                         << expected.size();
+    return ::testing::AssertionFailure() << "actual has " << values.size() << " elements, expected " << expected.size();
   for (std::size_t i = 0; i < expected.size(); ++i)
     if (values[i] != expected[i])
-      return ::testing::AssertionFailure() << "[" << i << "] actual " << +values[i] << ", expected "
-                                           << +expected[i];
+      return ::testing::AssertionFailure() << "[" << i << "] actual " << +values[i] << ", expected " << +expected[i];
   return ::testing::AssertionSuccess();
 }
 

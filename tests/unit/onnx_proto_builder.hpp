@@ -53,10 +53,9 @@ class OnnxFileTest : public ::testing::Test {
 };
 
 // Skips the test while an op it needs is not registered yet (ops land in separate changes).
-#define LOOM_REQUIRE_OPS(...)                                                   \
-  for (const char* op_name_ : {__VA_ARGS__})                                    \
-    if (!::loom::graph::is_supported_op(op_name_))                              \
-      GTEST_SKIP() << "op " << op_name_ << " is not registered yet"
+#define LOOM_REQUIRE_OPS(...)                \
+  for (const char* op_name_ : {__VA_ARGS__}) \
+    if (!::loom::graph::is_supported_op(op_name_)) GTEST_SKIP() << "op " << op_name_ << " is not registered yet"
 
 // The loom::Error that `f` throws (code and message); a test failure when it throws none.
 struct CaughtError {
@@ -86,7 +85,8 @@ inline onnx::ModelProto make_model(std::int64_t opset, const std::string& graph_
 }
 
 // dims: "3" a fixed size, "batch" a named symbolic dimension, "?" a dimension with neither.
-inline void add_input(onnx::GraphProto* g, const std::string& name, int elem_type, const std::vector<std::string>& dims) {
+inline void add_input(onnx::GraphProto* g, const std::string& name, int elem_type,
+                      const std::vector<std::string>& dims) {
   auto* input = g->add_input();
   input->set_name(name);
   auto* tensor_type = input->mutable_type()->mutable_tensor_type();

@@ -37,7 +37,6 @@ inline void expect_schedule(const SimResult& result, const std::vector<Expected>
   }
 }
 
-
 // What a policy was shown at one scheduling point.
 struct Decision {
   std::vector<StepCandidate> candidates;
@@ -89,9 +88,8 @@ class NewestFirstPolicy final : public RecordingPolicy {
 
  protected:
   std::size_t choose(std::span<const StepCandidate> candidates) override {
-    const auto newest = std::max_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-      return a.request_id < b.request_id;
-    });
+    const auto newest = std::max_element(candidates.begin(), candidates.end(),
+                                         [](const auto& a, const auto& b) { return a.request_id < b.request_id; });
     return static_cast<std::size_t>(newest - candidates.begin());
   }
 };
@@ -120,8 +118,7 @@ class RecordingWrapper final : public SchedulingPolicy {
 //   lstm: L21 memory 4 compute 2, L22 memory 4 compute 2
 inline Workload mission_example() {
   Workload w;
-  w.models = {{"cnn", {{"L11", 4, 2, 100}, {"L12", 4, 2, 100}}},
-              {"lstm", {{"L21", 2, 4, 100}, {"L22", 2, 4, 100}}}};
+  w.models = {{"cnn", {{"L11", 4, 2, 100}, {"L12", 4, 2, 100}}}, {"lstm", {{"L21", 2, 4, 100}, {"L22", 2, 4, 100}}}};
   w.requests = {{"cnn", 0, 0}, {"lstm", 0, 0}};
   w.onchip_capacity_bytes = 200;
   return w;

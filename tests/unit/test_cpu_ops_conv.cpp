@@ -68,9 +68,9 @@ TEST(CpuOps, ConvHandValues) {
   const Tensor x = Tensor::from<float>(Shape{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   const Tensor w = Tensor::from<float>(Shape{1, 1, 2, 2}, {1, 1, 1, 1});
   const Tensor b = Tensor::from<float>(Shape{1}, {0.5f});
-  EXPECT_TRUE(all_close(run_cpu_op1("Conv", {{"kernel_shape", std::vector<std::int64_t>{2, 2}}}, {x, w, b},
-                                    Shape{1, 1, 2, 2}),
-                        {12.5, 16.5, 24.5, 28.5}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Conv", {{"kernel_shape", std::vector<std::int64_t>{2, 2}}}, {x, w, b}, Shape{1, 1, 2, 2}),
+                {12.5, 16.5, 24.5, 28.5}, 0, 0));
   // Same kernel with pads 1 and stride 2: windows at (-1,-1), (-1,1), (1,-1), (1,1).
   const Tensor y = run_cpu_op1(
       "Conv", {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}, {"strides", std::vector<std::int64_t>{2, 2}}}, {x, w},
@@ -85,14 +85,14 @@ TEST(CpuOps, ConvStridePadDilationGroupBias) {
     bool bias;
   };
   const std::vector<Case> cases = {
-      {Shape{2, 3, 9, 8}, Shape{4, 3, 3, 3}, {}, true},                                   // plain 3x3
-      {Shape{1, 3, 11, 10}, Shape{5, 3, 3, 3}, {2, 2, 1, 1, 1, 1}, true},                 // stride 2, pad 1
-      {Shape{2, 4, 10, 9}, Shape{6, 2, 3, 2}, {1, 2, 2, 0, 1, 1, 2, 1, 2}, false},        // groups, dilation, odd pads
-      {Shape{1, 6, 7, 7}, Shape{6, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1, 6}, true},          // depthwise
-      {Shape{2, 8, 5, 6}, Shape{7, 8, 1, 1}, {}, true},                                   // 1x1 direct path
-      {Shape{1, 4, 6, 6}, Shape{4, 4, 1, 1}, {2, 2, 0, 0, 0, 0}, false},                  // 1x1 strided
-      {Shape{1, 3, 20, 20}, Shape{8, 3, 7, 7}, {2, 2, 3, 3, 3, 3}, true},                 // ResNet-style stem
-      {Shape{1, 2, 5, 5}, Shape{3, 2, 3, 3}, {3, 1, 2, 0, 1, 2, 1, 2}, false},            // asymmetric everything
+      {Shape{2, 3, 9, 8}, Shape{4, 3, 3, 3}, {}, true},                             // plain 3x3
+      {Shape{1, 3, 11, 10}, Shape{5, 3, 3, 3}, {2, 2, 1, 1, 1, 1}, true},           // stride 2, pad 1
+      {Shape{2, 4, 10, 9}, Shape{6, 2, 3, 2}, {1, 2, 2, 0, 1, 1, 2, 1, 2}, false},  // groups, dilation, odd pads
+      {Shape{1, 6, 7, 7}, Shape{6, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1, 6}, true},    // depthwise
+      {Shape{2, 8, 5, 6}, Shape{7, 8, 1, 1}, {}, true},                             // 1x1 direct path
+      {Shape{1, 4, 6, 6}, Shape{4, 4, 1, 1}, {2, 2, 0, 0, 0, 0}, false},            // 1x1 strided
+      {Shape{1, 3, 20, 20}, Shape{8, 3, 7, 7}, {2, 2, 3, 3, 3, 3}, true},           // ResNet-style stem
+      {Shape{1, 2, 5, 5}, Shape{3, 2, 3, 3}, {3, 1, 2, 0, 1, 2, 1, 2}, false},      // asymmetric everything
   };
   std::uint32_t seed = 300;
   for (const Case& c : cases) {
@@ -108,7 +108,8 @@ TEST(CpuOps, ConvStridePadDilationGroupBias) {
       EXPECT_TRUE(all_close(run_cpu_op1("Conv", attrs, {x, w, OpInput::absent()}, out),
                             conv_reference(x, w, nullptr, c.p, out), 1e-5, 1e-5))
           << "X " << c.x.to_string() << " W " << c.w.to_string();
-      EXPECT_TRUE(all_close(run_cpu_op1("Conv", attrs, {x, w}, out), conv_reference(x, w, nullptr, c.p, out), 1e-5, 1e-5))
+      EXPECT_TRUE(
+          all_close(run_cpu_op1("Conv", attrs, {x, w}, out), conv_reference(x, w, nullptr, c.p, out), 1e-5, 1e-5))
           << "X " << c.x.to_string() << " W " << c.w.to_string() << " (two inputs)";
     }
   }

@@ -177,11 +177,15 @@ TEST(CpuOpsConvNd, ConvRandom1d3dGroupsDilations) {
     bool bias;
   };
   const std::vector<Case> cases = {
-      {Shape{2, 4, 17}, Shape{6, 2, 3}, {{2}, {2}, {1, 3}}, 2, true},                     // 1-D grouped, dilated
-      {Shape{1, 6, 9}, Shape{6, 1, 5}, {{1}, {1}, {2, 2}}, 6, false},                     // 1-D depthwise
-      {Shape{1, 3, 12}, Shape{4, 3, 1}, {{3}, {1}, {0, 0}}, 1, true},                     // 1-D pointwise strided
+      {Shape{2, 4, 17}, Shape{6, 2, 3}, {{2}, {2}, {1, 3}}, 2, true},  // 1-D grouped, dilated
+      {Shape{1, 6, 9}, Shape{6, 1, 5}, {{1}, {1}, {2, 2}}, 6, false},  // 1-D depthwise
+      {Shape{1, 3, 12}, Shape{4, 3, 1}, {{3}, {1}, {0, 0}}, 1, true},  // 1-D pointwise strided
       {Shape{1, 2, 5, 6, 4}, Shape{4, 2, 3, 2, 3}, {{1, 2, 1}, {1, 1, 1}, {1, 0, 1, 1, 1, 0}}, 1, true},  // 3-D
-      {Shape{2, 4, 6, 5, 5}, Shape{4, 2, 2, 3, 2}, {{2, 1, 1}, {2, 1, 2}, {0, 1, 0, 1, 1, 1}}, 2, false},  // 3-D grouped
+      {Shape{2, 4, 6, 5, 5},
+       Shape{4, 2, 2, 3, 2},
+       {{2, 1, 1}, {2, 1, 2}, {0, 1, 0, 1, 1, 1}},
+       2,
+       false},  // 3-D grouped
   };
   std::uint32_t seed = 500;
   for (const Case& c : cases) {
@@ -192,7 +196,8 @@ TEST(CpuOpsConvNd, ConvRandom1d3dGroupsDilations) {
     std::vector<std::int64_t> out{c.x[0], c.w[0]};
     for (std::size_t a = 0; a < r; ++a)
       out.push_back((c.x[2 + a] + c.win.pads[a] + c.win.pads[r + a] - ((c.w[2 + a] - 1) * c.win.dilation[a] + 1)) /
-                        c.win.stride[a] + 1);
+                        c.win.stride[a] +
+                    1);
     const Shape out_shape(out);
     std::vector<OpInput> inputs{x, w};
     if (c.bias) inputs.push_back(b);
@@ -205,7 +210,8 @@ TEST(CpuOpsConvNd, ConvRandom1d3dGroupsDilations) {
 TEST(CpuOpsConvNd, ConvErrorsNameTheOp) {
   const Tensor x = random_tensor(Shape{1, 3, 8, 8}, 1);
   const Tensor w = random_tensor(Shape{4, 3, 3, 3}, 2);
-  const std::string unknown = create_message("Conv", {{"auto_pad", std::string("SAME")}}, {x, w}, {{DType::f32, Shape{1, 4, 6, 6}}});
+  const std::string unknown =
+      create_message("Conv", {{"auto_pad", std::string("SAME")}}, {x, w}, {{DType::f32, Shape{1, 4, 6, 6}}});
   EXPECT_NE(unknown.find("Conv"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("auto_pad"), std::string::npos) << unknown;
   EXPECT_EQ(create_error("Conv", {{"auto_pad", std::string("SAME")}}, {x, w}, {{DType::f32, Shape{1, 4, 6, 6}}}),
@@ -226,21 +232,22 @@ TEST(CpuOpsConvNd, ConvTransposeHandValues) {
   // The ONNX node test convtranspose_1d: x = [0, 1, 2], w = ones(1, 2, 3).
   const Tensor x = Tensor::from<float>(Shape{1, 1, 3}, {0, 1, 2});
   const Tensor w = Tensor::from<float>(Shape{1, 2, 3}, {1, 1, 1, 1, 1, 1});
-  EXPECT_TRUE(all_close(run_cpu_op1("ConvTranspose", {}, {x, w}, Shape{1, 2, 5}), {0, 1, 3, 3, 2, 0, 1, 3, 3, 2}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("ConvTranspose", {}, {x, w}, Shape{1, 2, 5}), {0, 1, 3, 3, 2, 0, 1, 3, 3, 2}, 0, 0));
   // Stride 2 scatters [1, 1, 1] at 0, 2, 4: overlaps add; output_padding appends a zero (+ bias).
   const Tensor w1 = Tensor::from<float>(Shape{1, 1, 3}, {1, 1, 1});
   const Tensor b = Tensor::from<float>(Shape{1}, {0.5f});
-  EXPECT_TRUE(all_close(run_cpu_op1("ConvTranspose", {{"strides", Ints{2}}, {"output_padding", Ints{1}}}, {x, w1, b},
-                                    Shape{1, 1, 8}),
-                        {0.5, 0.5, 1.5, 1.5, 3.5, 2.5, 2.5, 0.5}, 0, 0));
+  EXPECT_TRUE(all_close(
+      run_cpu_op1("ConvTranspose", {{"strides", Ints{2}}, {"output_padding", Ints{1}}}, {x, w1, b}, Shape{1, 1, 8}),
+      {0.5, 0.5, 1.5, 1.5, 3.5, 2.5, 2.5, 0.5}, 0, 0));
   // pads cut the full [0, 0, 1, 1, 3, 2, 2] to [0, 1, 1, 3, 2].
-  EXPECT_TRUE(all_close(run_cpu_op1("ConvTranspose", {{"strides", Ints{2}}, {"pads", Ints{1, 1}}}, {x, w1},
-                                    Shape{1, 1, 5}),
-                        {0, 1, 1, 3, 2}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("ConvTranspose", {{"strides", Ints{2}}, {"pads", Ints{1, 1}}}, {x, w1}, Shape{1, 1, 5}),
+                {0, 1, 1, 3, 2}, 0, 0));
   // output_shape 9 > full 7: the result is zero-extended at the end.
-  EXPECT_TRUE(all_close(run_cpu_op1("ConvTranspose", {{"strides", Ints{2}}, {"output_shape", Ints{9}}}, {x, w1},
-                                    Shape{1, 1, 9}),
-                        {0, 0, 1, 1, 3, 2, 2, 0, 0}, 0, 0));
+  EXPECT_TRUE(all_close(
+      run_cpu_op1("ConvTranspose", {{"strides", Ints{2}}, {"output_shape", Ints{9}}}, {x, w1}, Shape{1, 1, 9}),
+      {0, 0, 1, 1, 3, 2, 2, 0, 0}, 0, 0));
   // SAME_UPPER: output 3 * 2 = 6, total pad 7 - 6 = 1 goes to the end; SAME_LOWER to the start.
   EXPECT_TRUE(all_close(run_cpu_op1("ConvTranspose", {{"strides", Ints{2}}, {"auto_pad", std::string("SAME_UPPER")}},
                                     {x, w1}, Shape{1, 1, 6}),
@@ -262,7 +269,11 @@ TEST(CpuOpsConvNd, ConvTransposeRandom) {
       {Shape{2, 4, 5, 4}, Shape{4, 3, 3, 3}, {{2, 3}, {1, 1}, {1, 0, 0, 2}}, 1, {1, 2}, Shape{2, 3, 11, 12}},
       {Shape{1, 4, 4, 5}, Shape{4, 2, 2, 3}, {{1, 2}, {2, 1}, {0, 1, 1, 0}}, 2, {0, 0}, Shape{1, 4, 5, 10}},
       {Shape{1, 3, 6}, Shape{3, 1, 4}, {{3}, {1}, {2, 1}}, 3, {2}, Shape{1, 3, 18}},
-      {Shape{1, 2, 3, 2, 4}, Shape{2, 2, 2, 3, 2}, {{2, 1, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}}, 1, {1, 0, 0},
+      {Shape{1, 2, 3, 2, 4},
+       Shape{2, 2, 2, 3, 2},
+       {{2, 1, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}},
+       1,
+       {1, 0, 0},
        Shape{1, 2, 6, 5, 7}},
   };
   std::uint32_t seed = 700;
@@ -276,8 +287,8 @@ TEST(CpuOpsConvNd, ConvTransposeRandom) {
                           conv_transpose_reference(x, w, &b, c.win, c.group, c.out), 1e-5, 1e-5))
         << "X " << c.x.to_string() << " W " << c.w.to_string();
     // The same op given output_shape instead of pads: pads begin at 0, the end is cut to fit.
-    Attributes shaped = {{"strides", c.win.stride}, {"dilations", c.win.dilation}, {"group", c.group},
-                         {"output_shape", spatial(c.out)}};
+    Attributes shaped = {
+        {"strides", c.win.stride}, {"dilations", c.win.dilation}, {"group", c.group}, {"output_shape", spatial(c.out)}};
     Window no_pads = c.win;
     no_pads.pads.assign(c.win.pads.size(), 0);
     EXPECT_TRUE(all_close(run_cpu_op1("ConvTranspose", shaped, {x, w}, c.out),

@@ -130,8 +130,11 @@ TEST(CpuOpsPoolNd, Random1d2d3d) {
     }
     const Shape out_shape(out);
     for (int include_pad = 0; include_pad < 2; ++include_pad) {
-      const Attributes attrs = {{"kernel_shape", c.kernel}, {"strides", c.stride}, {"dilations", c.dilation},
-                                {"pads", c.pads}, {"ceil_mode", std::int64_t{c.ceil_mode}},
+      const Attributes attrs = {{"kernel_shape", c.kernel},
+                                {"strides", c.stride},
+                                {"dilations", c.dilation},
+                                {"pads", c.pads},
+                                {"ceil_mode", std::int64_t{c.ceil_mode}},
                                 {"count_include_pad", std::int64_t{include_pad}}};
       EXPECT_TRUE(all_close(run_cpu_op1("AveragePool", attrs, {x}, out_shape),
                             pool_reference(x, c.kernel, c.stride, c.dilation, c.pads, false, include_pad, out_shape)))
@@ -173,9 +176,10 @@ TEST(CpuOpsPad, ModesHandValues) {
                                       {0, 0, 0, 1, 2, 3, 4, 5, 6}));
   // Reflect further than the axis is long repeats: numpy.pad([1, 2, 3], (5, 4), 'reflect').
   const Tensor row = Tensor::from<float>(Shape{3}, {1, 2, 3});
-  EXPECT_TRUE(all_close(run_cpu_op1("Pad", {{"mode", std::string("reflect")}},
-                                    {row, OpInput::initializer(Tensor::from<std::int64_t>(Shape{2}, {5, 4}))}, Shape{12}),
-                        {2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Pad", {{"mode", std::string("reflect")}},
+                            {row, OpInput::initializer(Tensor::from<std::int64_t>(Shape{2}, {5, 4}))}, Shape{12}),
+                {2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3}, 0, 0));
   // f32 with a constant value, 3-D.
   const Tensor f = Tensor::from<float>(Shape{1, 1, 2}, {1.5f, -2.5f});
   EXPECT_TRUE(all_close(run_cpu_op1("Pad", {},
@@ -191,8 +195,9 @@ TEST(CpuOpsPad, Errors) {
   EXPECT_EQ(create_error("Pad", {{"mode", std::string("wrap")}}, {d, pads}, {{DType::f32, Shape{4, 5}}}),
             ErrorCode::unsupported);
   // pads only known at run time.
-  EXPECT_EQ(create_error("Pad", {}, {d, Tensor::from<std::int64_t>(Shape{4}, {1, 1, 1, 1})}, {{DType::f32, Shape{4, 5}}}),
-            ErrorCode::unsupported);
+  EXPECT_EQ(
+      create_error("Pad", {}, {d, Tensor::from<std::int64_t>(Shape{4}, {1, 1, 1, 1})}, {{DType::f32, Shape{4, 5}}}),
+      ErrorCode::unsupported);
   EXPECT_EQ(create_error("Pad", {}, {d, OpInput::initializer(Tensor::from<std::int64_t>(Shape{2}, {1, 1}))},
                          {{DType::f32, Shape{4, 5}}}),
             ErrorCode::shape_mismatch);
@@ -220,8 +225,8 @@ Attributes resize_attrs(const std::string& mode, const std::string& transform, c
 // Expected values from onnx.reference's Resize on the same input.
 TEST(CpuOpsResize, NearestModes) {
   EXPECT_TRUE(all_close(resize_ramp(resize_attrs("nearest", "asymmetric", "floor"), {2, 1.5f}, Shape{1, 1, 6, 6}),
-                        {1, 1, 2, 3, 3, 4, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8, 5, 5, 6, 7, 7, 8, 9, 9, 10, 11, 11, 12,
-                         9, 9, 10, 11, 11, 12},
+                        {1, 1, 2, 3, 3, 4, 1, 1, 2,  3,  3,  4,  5, 5, 6,  7,  7,  8,
+                         5, 5, 6, 7, 7, 8, 9, 9, 10, 11, 11, 12, 9, 9, 10, 11, 11, 12},
                         0, 0));
   EXPECT_TRUE(all_close(
       resize_ramp(resize_attrs("nearest", "half_pixel", "round_prefer_floor"), {0.6f, 0.75f}, Shape{1, 1, 1, 3}),
@@ -229,25 +234,25 @@ TEST(CpuOpsResize, NearestModes) {
   EXPECT_TRUE(all_close(
       resize_ramp(resize_attrs("nearest", "align_corners", "round_prefer_ceil"), {1.7f, 1.5f}, Shape{1, 1, 5, 6}),
       {1, 2, 2, 3, 3, 4, 1, 2, 2, 3, 3, 4, 5, 6, 6, 7, 7, 8, 5, 6, 6, 7, 7, 8, 9, 10, 10, 11, 11, 12}, 0, 0));
-  EXPECT_TRUE(all_close(
-      resize_ramp(resize_attrs("nearest", "pytorch_half_pixel", "ceil"), {2, 0.5f}, Shape{1, 1, 6, 2}),
-      {2, 4, 6, 8, 6, 8, 10, 12, 10, 12, 10, 12}, 0, 0));
+  EXPECT_TRUE(
+      all_close(resize_ramp(resize_attrs("nearest", "pytorch_half_pixel", "ceil"), {2, 0.5f}, Shape{1, 1, 6, 2}),
+                {2, 4, 6, 8, 6, 8, 10, 12, 10, 12, 10, 12}, 0, 0));
 }
 
 TEST(CpuOpsResize, LinearCoordinateModes) {
-  EXPECT_TRUE(all_close(resize_ramp(resize_attrs("linear", "half_pixel"), {2, 1.5f}, Shape{1, 1, 6, 6}),
-                        {1, 1.5, 2.166667, 2.833333, 3.5, 4, 2, 2.5, 3.166667, 3.833333, 4.5, 5,
-                         4, 4.5, 5.166667, 5.833333, 6.5, 7, 6, 6.5, 7.166667, 7.833333, 8.5, 9,
-                         8, 8.5, 9.166667, 9.833333, 10.5, 11, 9, 9.5, 10.16667, 10.83333, 11.5, 12},
-                        1e-5, 1e-5));
+  EXPECT_TRUE(all_close(
+      resize_ramp(resize_attrs("linear", "half_pixel"), {2, 1.5f}, Shape{1, 1, 6, 6}),
+      {1, 1.5, 2.166667, 2.833333, 3.5, 4, 2, 2.5, 3.166667, 3.833333, 4.5,  5,  4, 4.5, 5.166667, 5.833333, 6.5,  7,
+       6, 6.5, 7.166667, 7.833333, 8.5, 9, 8, 8.5, 9.166667, 9.833333, 10.5, 11, 9, 9.5, 10.16667, 10.83333, 11.5, 12},
+      1e-5, 1e-5));
   EXPECT_TRUE(all_close(resize_ramp(resize_attrs("linear", "asymmetric"), {2, 1.5f}, Shape{1, 1, 6, 6}),
-                        {1, 1.666667, 2.333333, 3, 3.666667, 4, 3, 3.666667, 4.333333, 5, 5.666667, 6,
-                         5, 5.666667, 6.333333, 7, 7.666667, 8, 7, 7.666667, 8.333333, 9, 9.666667, 10,
+                        {1, 1.666667, 2.333333, 3,  3.666667, 4,  3, 3.666667, 4.333333, 5,  5.666667, 6,
+                         5, 5.666667, 6.333333, 7,  7.666667, 8,  7, 7.666667, 8.333333, 9,  9.666667, 10,
                          9, 9.666667, 10.33333, 11, 11.66667, 12, 9, 9.666667, 10.33333, 11, 11.66667, 12},
                         1e-5, 1e-5));
   EXPECT_TRUE(all_close(resize_ramp(resize_attrs("linear", "align_corners"), {2, 1.5f}, Shape{1, 1, 6, 6}),
-                        {1, 1.6, 2.2, 2.8, 3.4, 4, 2.6, 3.2, 3.8, 4.4, 5, 5.6, 4.2, 4.8, 5.4, 6, 6.6, 7.2,
-                         5.8, 6.4, 7, 7.6, 8.2, 8.8, 7.4, 8, 8.6, 9.2, 9.8, 10.4, 9, 9.6, 10.2, 10.8, 11.4, 12},
+                        {1,   1.6, 2.2, 2.8, 3.4, 4,   2.6, 3.2, 3.8, 4.4, 5,   5.6,  4.2, 4.8, 5.4,  6,    6.6,  7.2,
+                         5.8, 6.4, 7,   7.6, 8.2, 8.8, 7.4, 8,   8.6, 9.2, 9.8, 10.4, 9,   9.6, 10.2, 10.8, 11.4, 12},
                         1e-5, 1e-5));
   EXPECT_TRUE(all_close(resize_ramp(resize_attrs("linear", "pytorch_half_pixel"), {0.5f, 0.5f}, Shape{1, 1, 1, 2}),
                         {3.5, 5.5}, 1e-5, 1e-5));
@@ -263,8 +268,8 @@ TEST(CpuOpsResize, SizesAndEmptyScales) {
                                 OpInput::initializer(Tensor::from<float>(Shape{0}, {})),
                                 OpInput::initializer(Tensor::from<std::int64_t>(Shape{4}, {1, 1, 6, 6}))},
                                Shape{1, 1, 6, 6});
-  EXPECT_TRUE(all_close(y, {1, 1, 2, 3, 3, 4, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8, 5, 5, 6, 7, 7, 8, 9, 9, 10, 11, 11,
-                            12, 9, 9, 10, 11, 11, 12},
+  EXPECT_TRUE(all_close(y, {1, 1, 2, 3, 3, 4, 1, 1, 2,  3,  3,  4,  5, 5, 6,  7,  7,  8,
+                            5, 5, 6, 7, 7, 8, 9, 9, 10, 11, 11, 12, 9, 9, 10, 11, 11, 12},
                         0, 0));
 }
 

@@ -21,9 +21,7 @@ std::vector<double> map_doubles(const Tensor& x, double (*f)(double)) {
 }
 
 double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
-double gelu_tanh(double x) {
-  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-}
+double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 // numpy broadcasting by multi-index, one output element at a time.
 template <class T>
@@ -134,14 +132,16 @@ TEST(CpuOps, AddBroadcastHandValues) {
 }
 
 TEST(CpuOps, AddBroadcastRandomShapes) {
-  struct Case { Shape a, b, out; };
+  struct Case {
+    Shape a, b, out;
+  };
   const std::vector<Case> cases = {
-      {Shape{4, 5, 6}, Shape{6}, Shape{4, 5, 6}},          // bias add
-      {Shape{4, 5, 6}, Shape{5, 1}, Shape{4, 5, 6}},       // middle broadcast
-      {Shape{1, 5, 1}, Shape{4, 1, 6}, Shape{4, 5, 6}},    // both broadcast
-      {Shape{}, Shape{3, 4}, Shape{3, 4}},                 // scalar on the left
+      {Shape{4, 5, 6}, Shape{6}, Shape{4, 5, 6}},        // bias add
+      {Shape{4, 5, 6}, Shape{5, 1}, Shape{4, 5, 6}},     // middle broadcast
+      {Shape{1, 5, 1}, Shape{4, 1, 6}, Shape{4, 5, 6}},  // both broadcast
+      {Shape{}, Shape{3, 4}, Shape{3, 4}},               // scalar on the left
       {Shape{2, 3, 1, 5}, Shape{2, 1, 4, 5}, Shape{2, 3, 4, 5}},
-      {Shape{3, 0, 2}, Shape{2}, Shape{3, 0, 2}},          // empty
+      {Shape{3, 0, 2}, Shape{2}, Shape{3, 0, 2}},  // empty
   };
   std::uint32_t seed = 100;
   for (const Case& c : cases) {

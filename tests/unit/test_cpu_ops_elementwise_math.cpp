@@ -48,8 +48,12 @@ std::vector<R> naive_broadcast(const Tensor& a, const Tensor& b, const Shape& ou
   return result;
 }
 
-Tensor ints64(const Shape& shape, std::vector<std::int64_t> values) { return Tensor::from<std::int64_t>(shape, values); }
-Tensor ints32(const Shape& shape, std::vector<std::int32_t> values) { return Tensor::from<std::int32_t>(shape, values); }
+Tensor ints64(const Shape& shape, std::vector<std::int64_t> values) {
+  return Tensor::from<std::int64_t>(shape, values);
+}
+Tensor ints32(const Shape& shape, std::vector<std::int32_t> values) {
+  return Tensor::from<std::int32_t>(shape, values);
+}
 Tensor bools(const Shape& shape, Bools values) { return Tensor::from<std::uint8_t>(shape, values); }
 
 std::string creation_message(const std::string& op, Attributes attrs, const std::vector<OpInput>& inputs,
@@ -81,7 +85,10 @@ TEST(CpuElementwise, FloatUnaryOpsMatchStdMath) {
       {"Elu", {}, -4, 3, [](double x) { return x < 0 ? std::exp(x) - 1.0 : x; }},
       {"Elu", {{"alpha", 2.0f}}, -4, 3, [](double x) { return x < 0 ? 2.0 * (std::exp(x) - 1.0) : x; }},
       {"HardSigmoid", {}, -6, 6, [](double x) { return std::max(0.0, std::min(1.0, 0.2 * x + 0.5)); }},
-      {"HardSigmoid", {{"alpha", 0.5f}, {"beta", 0.6f}}, -3, 3,
+      {"HardSigmoid",
+       {{"alpha", 0.5f}, {"beta", 0.6f}},
+       -3,
+       3,
        [](double x) { return std::max(0.0, std::min(1.0, 0.5 * x + 0.6)); }},
       {"HardSwish", {}, -5, 5, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); }},
       {"Erf", {}, -3, 3, [](double x) { return std::erf(x); }},
@@ -152,7 +159,9 @@ TEST(CpuElementwise, UnaryDtypeErrorsNameTheOp) {
 // ---------------------------------------------------------------- binary arithmetic
 
 TEST(CpuElementwise, SubDivFloatBroadcast) {
-  struct Case { Shape a, b, out; };
+  struct Case {
+    Shape a, b, out;
+  };
   const std::vector<Case> cases = {
       {Shape{3, 4}, Shape{3, 4}, Shape{3, 4}},
       {Shape{2, 3, 4}, Shape{4}, Shape{2, 3, 4}},
@@ -191,8 +200,8 @@ TEST(CpuElementwise, IntegerArithmeticWraps) {
   const Tensor a = ints64(Shape{1}, {max64});
   const Tensor one = ints64(Shape{1}, {1});
   EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("Add", {}, {a, one}, Shape{1}, DType::i64), {min64}));
-  EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("Sub", {}, {ints64(Shape{1}, {min64}), one}, Shape{1}, DType::i64),
-                                      {max64}));
+  EXPECT_TRUE(
+      all_equal<std::int64_t>(run_cpu_op1("Sub", {}, {ints64(Shape{1}, {min64}), one}, Shape{1}, DType::i64), {max64}));
 }
 
 TEST(CpuElementwise, PowFloatAndIntegerExponents) {
@@ -200,22 +209,22 @@ TEST(CpuElementwise, PowFloatAndIntegerExponents) {
   const Tensor yf = Tensor::from<float>(Shape{3}, {2, 3, 0.5f});
   EXPECT_TRUE(all_close(run_cpu_op1("Pow", {}, {x, yf}, Shape{2, 3}), {1, 8, std::sqrt(3.0), 4, 0.125, 2}, 1e-6, 1e-6));
   const Tensor y64 = ints64(Shape{3}, {4, 5, 6});
-  EXPECT_TRUE(all_close(run_cpu_op1("Pow", {}, {Tensor::from<float>(Shape{3}, {1, 2, 3}), y64}, Shape{3}),
-                        {1, 32, 729}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Pow", {}, {Tensor::from<float>(Shape{3}, {1, 2, 3}), y64}, Shape{3}), {1, 32, 729}, 0, 0));
   const Tensor y32 = ints32(Shape{}, {-2});
-  EXPECT_TRUE(all_close(run_cpu_op1("Pow", {}, {Tensor::from<float>(Shape{2}, {2, -4}), y32}, Shape{2}),
-                        {0.25, 0.0625}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Pow", {}, {Tensor::from<float>(Shape{2}, {2, -4}), y32}, Shape{2}), {0.25, 0.0625}, 0, 0));
   // A negative base with a fractional exponent is NaN, as in C.
-  const Tensor nan = run_cpu_op1("Pow", {}, {Tensor::from<float>(Shape{1}, {-8}), Tensor::from<float>(Shape{1}, {0.5f})},
-                                 Shape{1});
+  const Tensor nan =
+      run_cpu_op1("Pow", {}, {Tensor::from<float>(Shape{1}, {-8}), Tensor::from<float>(Shape{1}, {0.5f})}, Shape{1});
   EXPECT_TRUE(std::isnan(nan.values<float>()[0]));
 }
 
 TEST(CpuElementwise, PowIntegerBase) {
   const Tensor base = ints64(Shape{5}, {1, 2, 3, -2, 2});
   const Tensor exponent = ints64(Shape{5}, {4, 5, 6, 3, -1});
-  EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("Pow", {}, {base, exponent}, Shape{5}, DType::i64),
-                                      {1, 32, 729, -8, 0}));
+  EXPECT_TRUE(
+      all_equal<std::int64_t>(run_cpu_op1("Pow", {}, {base, exponent}, Shape{5}, DType::i64), {1, 32, 729, -8, 0}));
   const Tensor b32 = ints32(Shape{3}, {1, 2, 3});
   const Tensor e32 = Tensor::from<float>(Shape{3}, {4, 5, 0.5f});  // float exponent: truncated real power
   EXPECT_TRUE(all_equal<std::int32_t>(run_cpu_op1("Pow", {}, {b32, e32}, Shape{3}, DType::i32), {1, 32, 1}));
@@ -224,8 +233,8 @@ TEST(CpuElementwise, PowIntegerBase) {
 TEST(CpuElementwise, PReluBroadcastsSlope) {
   const Tensor x = random_tensor(Shape{2, 3, 4}, 300, -2.0f, 2.0f);
   const Tensor slope = random_tensor(Shape{3, 1}, 301, 0.0f, 1.0f);
-  const auto expected = naive_broadcast<double, float, float>(x, slope, x.shape(),
-                                                              [](double v, double s) { return v < 0 ? s * v : v; });
+  const auto expected =
+      naive_broadcast<double, float, float>(x, slope, x.shape(), [](double v, double s) { return v < 0 ? s * v : v; });
   EXPECT_TRUE(all_close(run_cpu_op1("PRelu", {}, {x, slope}, x.shape()), expected, 1e-7, 1e-6));
   // The slope never grows X: [3] slope on [3, 1] X would broadcast to [3, 3].
   EXPECT_EQ(create_error("PRelu", {}, {random_tensor(Shape{3, 1}, 1), random_tensor(Shape{3}, 2)},

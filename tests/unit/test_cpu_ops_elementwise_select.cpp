@@ -18,8 +18,12 @@ namespace {
 
 using Bools = std::vector<std::uint8_t>;
 
-Tensor ints64(const Shape& shape, std::vector<std::int64_t> values) { return Tensor::from<std::int64_t>(shape, values); }
-Tensor ints32(const Shape& shape, std::vector<std::int32_t> values) { return Tensor::from<std::int32_t>(shape, values); }
+Tensor ints64(const Shape& shape, std::vector<std::int64_t> values) {
+  return Tensor::from<std::int64_t>(shape, values);
+}
+Tensor ints32(const Shape& shape, std::vector<std::int32_t> values) {
+  return Tensor::from<std::int32_t>(shape, values);
+}
 Tensor bools(const Shape& shape, Bools values) { return Tensor::from<std::uint8_t>(shape, values); }
 Tensor floats(const Shape& shape, std::vector<float> values) { return Tensor::from<float>(shape, values); }
 
@@ -80,7 +84,8 @@ TEST(CpuElementwise, MinMaxIntegersAndF16) {
   EXPECT_TRUE(all_equal<std::int32_t>(run_cpu_op1("Min", {}, {d, e}, Shape{3}, DType::i32), {-1, -7, 0}));
   const Tensor h1 = floats(Shape{3}, {1.5f, -2.0f, 0.25f}).to(DType::f16);
   const Tensor h2 = floats(Shape{3}, {0.5f, -1.0f, 0.75f}).to(DType::f16);
-  EXPECT_TRUE(all_close(run_cpu_op1("Max", {}, {h1, h2}, Shape{3}, DType::f16).to(DType::f32), {1.5, -1.0, 0.75}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Max", {}, {h1, h2}, Shape{3}, DType::f16).to(DType::f32), {1.5, -1.0, 0.75}, 0, 0));
 }
 
 TEST(CpuElementwise, MinMaxPropagateNaN) {
@@ -96,8 +101,10 @@ TEST(CpuElementwise, MinMaxPropagateNaN) {
 
 TEST(CpuElementwise, MinMaxErrors) {
   const Tensor a = random_tensor(Shape{3}, 1);
-  EXPECT_EQ(create_error("Max", {}, {a, ints64(Shape{3}, {1, 2, 3})}, {{DType::f32, Shape{3}}}), ErrorCode::unsupported);
-  EXPECT_EQ(create_error("Max", {}, {a, random_tensor(Shape{4}, 2)}, {{DType::f32, Shape{3}}}), ErrorCode::shape_mismatch);
+  EXPECT_EQ(create_error("Max", {}, {a, ints64(Shape{3}, {1, 2, 3})}, {{DType::f32, Shape{3}}}),
+            ErrorCode::unsupported);
+  EXPECT_EQ(create_error("Max", {}, {a, random_tensor(Shape{4}, 2)}, {{DType::f32, Shape{3}}}),
+            ErrorCode::shape_mismatch);
   const Tensor b = bools(Shape{3}, {1, 0, 1});
   EXPECT_EQ(create_error("Min", {}, {b, b}, {{DType::boolean, Shape{3}}}), ErrorCode::unsupported);
 }
@@ -161,8 +168,8 @@ TEST(CpuElementwise, WhereBroadcastsAllThree) {
 TEST(CpuElementwise, WhereAnyValueDtype) {
   const Tensor cond = bools(Shape{2, 2}, {1, 0, 1, 1});
   EXPECT_TRUE(all_equal<std::int64_t>(
-      run_cpu_op1("Where", {}, {cond, ints64(Shape{2, 2}, {1, 2, 3, 4}), ints64(Shape{2, 2}, {9, 8, 7, 6})}, Shape{2, 2},
-                  DType::i64),
+      run_cpu_op1("Where", {}, {cond, ints64(Shape{2, 2}, {1, 2, 3, 4}), ints64(Shape{2, 2}, {9, 8, 7, 6})},
+                  Shape{2, 2}, DType::i64),
       {1, 8, 3, 4}));
   EXPECT_TRUE(all_equal<std::int32_t>(
       run_cpu_op1("Where", {}, {cond, ints32(Shape{}, {5}), ints32(Shape{2}, {-1, -2})}, Shape{2, 2}, DType::i32),
@@ -170,9 +177,9 @@ TEST(CpuElementwise, WhereAnyValueDtype) {
   EXPECT_TRUE(all_equal<std::uint8_t>(
       run_cpu_op1("Where", {}, {cond, bools(Shape{1}, {0}), bools(Shape{1}, {1})}, Shape{2, 2}, DType::boolean),
       {0, 1, 0, 0}));
-  const Tensor h = run_cpu_op1("Where", {}, {cond, floats(Shape{1}, {0.5f}).to(DType::f16),
-                                             floats(Shape{1}, {-2.0f}).to(DType::f16)},
-                               Shape{2, 2}, DType::f16);
+  const Tensor h = run_cpu_op1(
+      "Where", {}, {cond, floats(Shape{1}, {0.5f}).to(DType::f16), floats(Shape{1}, {-2.0f}).to(DType::f16)},
+      Shape{2, 2}, DType::f16);
   EXPECT_TRUE(all_close(h.to(DType::f32), {0.5, -2, 0.5, 0.5}, 0, 0));
 }
 
@@ -189,16 +196,17 @@ TEST(CpuElementwise, WhereErrors) {
 
 TEST(CpuElementwise, CastFloatToIntegersTruncatesTowardZero) {
   const Tensor x = floats(Shape{6}, {2.7f, -2.7f, 0.5f, -0.5f, 3.0f, 1e20f});
-  EXPECT_TRUE(all_equal<std::int64_t>(cast(x, 7, DType::i64),
-                                      {2, -2, 0, 0, 3, std::numeric_limits<std::int64_t>::max()}));
-  EXPECT_TRUE(all_equal<std::int32_t>(cast(x, 6, DType::i32),
-                                      {2, -2, 0, 0, 3, std::numeric_limits<std::int32_t>::max()}));
+  EXPECT_TRUE(
+      all_equal<std::int64_t>(cast(x, 7, DType::i64), {2, -2, 0, 0, 3, std::numeric_limits<std::int64_t>::max()}));
+  EXPECT_TRUE(
+      all_equal<std::int32_t>(cast(x, 6, DType::i32), {2, -2, 0, 0, 3, std::numeric_limits<std::int32_t>::max()}));
   const Tensor nan = floats(Shape{2}, {std::numeric_limits<float>::quiet_NaN(), -1e20f});
   EXPECT_TRUE(all_equal<std::int32_t>(cast(nan, 6, DType::i32), {0, std::numeric_limits<std::int32_t>::min()}));
 }
 
 TEST(CpuElementwise, CastToBoolIsNonZero) {
-  EXPECT_TRUE(all_equal<std::uint8_t>(cast(floats(Shape{4}, {0.0f, -0.0f, 0.1f, -3}), 9, DType::boolean), {0, 0, 1, 1}));
+  EXPECT_TRUE(
+      all_equal<std::uint8_t>(cast(floats(Shape{4}, {0.0f, -0.0f, 0.1f, -3}), 9, DType::boolean), {0, 0, 1, 1}));
   EXPECT_TRUE(all_equal<std::uint8_t>(cast(ints64(Shape{3}, {0, 5, -1}), 9, DType::boolean), {0, 1, 1}));
   EXPECT_TRUE(all_equal<std::uint8_t>(cast(ints32(Shape{2}, {0, 2}), 9, DType::boolean), {0, 1}));
   EXPECT_TRUE(all_close(cast(bools(Shape{2}, {1, 0}), 1, DType::f32), {1, 0}, 0, 0));
@@ -225,8 +233,8 @@ TEST(CpuElementwise, CastSixteenBitFloats) {
   const Tensor b = cast(x, 16, DType::bf16);
   EXPECT_TRUE(all_close(cast(b, 1, DType::f32), {1.0, -2.5, 0.10009765625, 65536.0}, 0, 0));
   // f16 -> i64 truncates, f16 -> bf16 goes through f32.
-  EXPECT_TRUE(all_equal<std::int64_t>(cast(cast(floats(Shape{2}, {-2.75f, 7.5f}), 10, DType::f16), 7, DType::i64),
-                                      {-2, 7}));
+  EXPECT_TRUE(
+      all_equal<std::int64_t>(cast(cast(floats(Shape{2}, {-2.75f, 7.5f}), 10, DType::f16), 7, DType::i64), {-2, 7}));
   EXPECT_TRUE(all_close(cast(cast(h, 16, DType::bf16), 1, DType::f32), {1.0, -2.5, 0.10009765625, 65536.0}, 0, 0));
 }
 
@@ -258,7 +266,9 @@ TEST(CpuElementwise, CastRejectsUnsupportedTargets) {
 
 namespace {
 
-ValueInfo value(const std::string& name, DType dtype, Shape shape) { return ValueInfo{name, dtype, std::move(shape), {}}; }
+ValueInfo value(const std::string& name, DType dtype, Shape shape) {
+  return ValueInfo{name, dtype, std::move(shape), {}};
+}
 
 std::vector<ValueInfo> infer(const std::string& op, Attributes attrs, const std::vector<const ValueInfo*>& inputs) {
   Node node;

@@ -73,7 +73,8 @@ GruReference gru_reference(const GruCase& c, const Tensor& x, const Tensor& w, c
     // W·x, R·h and the biases for gate `gate` (0 z, 1 r, 2 h), unit j.
     const auto wx = [&](std::int64_t gate, std::int64_t j, std::int64_t t, std::int64_t b) {
       double s = 0;
-      for (std::int64_t i = 0; i < c.input; ++i) s += double(xv[at.x(t, b, i)]) * wv[(d * 3 * H + gate * H + j) * c.input + i];
+      for (std::int64_t i = 0; i < c.input; ++i)
+        s += double(xv[at.x(t, b, i)]) * wv[(d * 3 * H + gate * H + j) * c.input + i];
       return s;
     };
     const auto rh = [&](std::int64_t gate, std::int64_t j, const std::vector<double>& h) {
@@ -81,8 +82,12 @@ GruReference gru_reference(const GruCase& c, const Tensor& x, const Tensor& w, c
       for (std::int64_t k = 0; k < H; ++k) s += h[k] * rv[(d * 3 * H + gate * H + j) * H + k];
       return s;
     };
-    const auto wb = [&](std::int64_t gate, std::int64_t j) { return c.bias ? double(bv[d * 6 * H + gate * H + j]) : 0.0; };
-    const auto rb = [&](std::int64_t gate, std::int64_t j) { return c.bias ? double(bv[d * 6 * H + 3 * H + gate * H + j]) : 0.0; };
+    const auto wb = [&](std::int64_t gate, std::int64_t j) {
+      return c.bias ? double(bv[d * 6 * H + gate * H + j]) : 0.0;
+    };
+    const auto rb = [&](std::int64_t gate, std::int64_t j) {
+      return c.bias ? double(bv[d * 6 * H + 3 * H + gate * H + j]) : 0.0;
+    };
     for (std::int64_t b = 0; b < c.batch; ++b) {
       std::vector<double> h(H, 0.0);
       if (c.initial_h)
@@ -116,7 +121,8 @@ void check_gru(const GruCase& c) {
   const std::int64_t dirs = c.direction == "bidirectional" ? 2 : 1;
   const Shape x_shape = c.batch_major ? Shape{c.batch, c.steps, c.input} : Shape{c.steps, c.batch, c.input};
   const Shape state = c.batch_major ? Shape{c.batch, dirs, c.hidden} : Shape{dirs, c.batch, c.hidden};
-  const Shape y_shape = c.batch_major ? Shape{c.batch, c.steps, dirs, c.hidden} : Shape{c.steps, dirs, c.batch, c.hidden};
+  const Shape y_shape =
+      c.batch_major ? Shape{c.batch, c.steps, dirs, c.hidden} : Shape{c.steps, dirs, c.batch, c.hidden};
   const Tensor x = random_tensor(x_shape, c.seed);
   const Tensor w = random_tensor(Shape{dirs, 3 * c.hidden, c.input}, c.seed + 1, -0.6f, 0.6f);
   const Tensor r = random_tensor(Shape{dirs, 3 * c.hidden, c.hidden}, c.seed + 2, -0.6f, 0.6f);
@@ -168,10 +174,12 @@ TEST(CpuOps, GruOneStepByHand) {
   // With Rbh = 2 the modes differ: 0 adds it outside r, 1 scales it by r.
   const Tensor b = Tensor::from<float>(Shape{1, 6}, {0, 0, 0, 0, 0, 2.0f});
   const double cand0 = std::tanh(1 - rg * 0.5 + 2), cand1 = std::tanh(1 + rg * (-0.5 + 2));
-  const OpResult out0 = run_cpu_op("GRU", {{"linear_before_reset", std::int64_t{0}}}, {x, w, r, b, OpInput::absent(), h0},
-                                   {OpOutput::absent(), {DType::f32, Shape{1, 1, 1}}});
-  const OpResult out1 = run_cpu_op("GRU", {{"linear_before_reset", std::int64_t{1}}}, {x, w, r, b, OpInput::absent(), h0},
-                                   {OpOutput::absent(), {DType::f32, Shape{1, 1, 1}}});
+  const OpResult out0 =
+      run_cpu_op("GRU", {{"linear_before_reset", std::int64_t{0}}}, {x, w, r, b, OpInput::absent(), h0},
+                 {OpOutput::absent(), {DType::f32, Shape{1, 1, 1}}});
+  const OpResult out1 =
+      run_cpu_op("GRU", {{"linear_before_reset", std::int64_t{1}}}, {x, w, r, b, OpInput::absent(), h0},
+                 {OpOutput::absent(), {DType::f32, Shape{1, 1, 1}}});
   EXPECT_TRUE(all_close(out0[1], {(1 - z) * cand0 + z * 0.5}, 1e-6, 1e-5));
   EXPECT_TRUE(all_close(out1[1], {(1 - z) * cand1 + z * 0.5}, 1e-6, 1e-5));
 }
@@ -182,7 +190,8 @@ TEST(CpuOps, GruDirectionsAndLinearBeforeReset) {
     for (const bool lbr : {false, true})
       for (const bool bias : {false, true})
         for (const bool initial : {false, true})
-          check_gru({.direction = direction, .linear_before_reset = lbr, .bias = bias, .initial_h = initial, .seed = seed++});
+          check_gru(
+              {.direction = direction, .linear_before_reset = lbr, .bias = bias, .initial_h = initial, .seed = seed++});
 }
 
 TEST(CpuOps, GruBatchMajorLayout) {
@@ -190,21 +199,31 @@ TEST(CpuOps, GruBatchMajorLayout) {
   for (const std::string direction : {"forward", "reverse", "bidirectional"})
     for (const bool lbr : {false, true})
       check_gru({.direction = direction, .linear_before_reset = lbr, .batch_major = true, .seed = seed++});
-  check_gru({.direction = "bidirectional", .batch_major = true, .lengths = std::vector<std::int64_t>{4, 1, 3}, .seed = 210});
+  check_gru(
+      {.direction = "bidirectional", .batch_major = true, .lengths = std::vector<std::int64_t>{4, 1, 3}, .seed = 210});
 }
 
 TEST(CpuOps, GruSequenceLengths) {
   std::uint32_t seed = 300;
   for (const std::string direction : {"forward", "reverse", "bidirectional"})
     for (const bool lbr : {false, true})
-      check_gru({.steps = 5, .batch = 4, .direction = direction, .linear_before_reset = lbr,
-                 .lengths = std::vector<std::int64_t>{5, 2, 0, 3}, .seed = seed++});
+      check_gru({.steps = 5,
+                 .batch = 4,
+                 .direction = direction,
+                 .linear_before_reset = lbr,
+                 .lengths = std::vector<std::int64_t>{5, 2, 0, 3},
+                 .seed = seed++});
 }
 
 TEST(CpuOps, GruLargerSizes) {
   // Batch 9 takes the packed-GEMM path for the recurrent products; hidden 37 gives 111 gates.
   check_gru({.steps = 6, .batch = 9, .input = 20, .hidden = 37, .direction = "bidirectional", .seed = 400});
-  check_gru({.steps = 6, .batch = 9, .input = 20, .hidden = 37, .direction = "bidirectional", .linear_before_reset = true,
+  check_gru({.steps = 6,
+             .batch = 9,
+             .input = 20,
+             .hidden = 37,
+             .direction = "bidirectional",
+             .linear_before_reset = true,
              .seed = 401});
 }
 
@@ -225,7 +244,8 @@ TEST(CpuOps, GruOmittedOutputs) {
   const GruReference ref = gru_reference(c, x, w, r, b, h0);
   const Attributes attrs{{"direction", std::string("bidirectional")}};
   const Shape state{2, c.batch, c.hidden};
-  const OpResult only_h = run_cpu_op("GRU", attrs, {x, w, r, b, OpInput::absent(), h0}, {OpOutput::absent(), {DType::f32, state}});
+  const OpResult only_h =
+      run_cpu_op("GRU", attrs, {x, w, r, b, OpInput::absent(), h0}, {OpOutput::absent(), {DType::f32, state}});
   EXPECT_EQ(only_h[0].bytes(), 0u);
   EXPECT_TRUE(all_close(only_h[1], ref.y_h, 1e-5, 1e-4));
   const OpResult only_y = run_cpu_op("GRU", attrs, {x, w, r, b, OpInput::absent(), h0},

@@ -47,29 +47,34 @@ TEST(CpuOps, ReshapeWithZeroAndMinusOne) {
   const Tensor x = iota_tensor(Shape{2, 3, 4});
   const std::vector<double> same = to_doubles(x);
   // 0 copies dim 0 (2), -1 is inferred (12 / 2 / 3 = 2)... as [2, -1] -> [2, 12].
-  EXPECT_TRUE(all_close(run_cpu_op1("Reshape", {}, {x, OpInput::initializer(shape_tensor({0, -1}))}, Shape{2, 12}), same, 0, 0));
-  EXPECT_TRUE(all_close(run_cpu_op1("Reshape", {}, {x, OpInput::initializer(shape_tensor({0, 0, 2, -1}))}, Shape{2, 3, 2, 2}),
+  EXPECT_TRUE(all_close(run_cpu_op1("Reshape", {}, {x, OpInput::initializer(shape_tensor({0, -1}))}, Shape{2, 12}),
                         same, 0, 0));
-  EXPECT_TRUE(all_close(run_cpu_op1("Reshape", {}, {x, OpInput::initializer(shape_tensor({-1}))}, Shape{24}), same, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Reshape", {}, {x, OpInput::initializer(shape_tensor({0, 0, 2, -1}))}, Shape{2, 3, 2, 2}),
+                same, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Reshape", {}, {x, OpInput::initializer(shape_tensor({-1}))}, Shape{24}), same, 0, 0));
   // A shape that is not a constant: the kernel trusts the planner's output shape.
   EXPECT_TRUE(all_close(run_cpu_op1("Reshape", {}, {x, shape_tensor({4, 6})}, Shape{4, 6}), same, 0, 0));
   // The planner's shape must agree with the constant.
   EXPECT_EQ(create_error("Reshape", {}, {x, OpInput::initializer(shape_tensor({0, -1}))}, {{DType::f32, Shape{4, 6}}}),
             ErrorCode::shape_mismatch);
-  EXPECT_EQ(create_error("Reshape", {}, {x, shape_tensor({5, 5})}, {{DType::f32, Shape{5, 5}}}), ErrorCode::shape_mismatch);
+  EXPECT_EQ(create_error("Reshape", {}, {x, shape_tensor({5, 5})}, {{DType::f32, Shape{5, 5}}}),
+            ErrorCode::shape_mismatch);
 }
 
 TEST(CpuOps, ReshapeAllowZeroAndOtherDtypes) {
   const Tensor ids = Tensor::from<std::int64_t>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
-  const Tensor y = run_cpu_op1("Reshape", {}, {ids, OpInput::initializer(shape_tensor({3, -1}))}, Shape{3, 2}, DType::i64);
+  const Tensor y =
+      run_cpu_op1("Reshape", {}, {ids, OpInput::initializer(shape_tensor({3, -1}))}, Shape{3, 2}, DType::i64);
   EXPECT_TRUE(all_equal<std::int64_t>(y, {1, 2, 3, 4, 5, 6}));
   // Without allowzero a 0 copies the input dim: [2, 3] -> [3, 3] is not a reshape of 6 elements.
   EXPECT_EQ(create_error("Reshape", {}, {ids, OpInput::initializer(shape_tensor({3, 0}))}, {{DType::i64, Shape{3, 2}}}),
             ErrorCode::shape_mismatch);
   // With allowzero a 0 is a real zero-sized dim; an empty input reshapes to it.
   const Tensor empty(DType::f32, Shape{0, 3});
-  EXPECT_EQ(create_error("Reshape", {{"allowzero", std::int64_t{1}}}, {empty, OpInput::initializer(shape_tensor({3, 0}))},
-                         {{DType::f32, Shape{3, 0}}}),
+  EXPECT_EQ(create_error("Reshape", {{"allowzero", std::int64_t{1}}},
+                         {empty, OpInput::initializer(shape_tensor({3, 0}))}, {{DType::f32, Shape{3, 0}}}),
             std::nullopt);
 }
 
@@ -91,32 +96,34 @@ TEST(CpuOps, TransposeHandValues) {
 TEST(CpuOps, TransposePermutations) {
   const Tensor x = iota_tensor(Shape{2, 3, 4, 5});
   const std::vector<std::vector<std::int64_t>> perms = {
-      {0, 2, 1, 3},  // attention head split: inner dim stays contiguous
-      {0, 2, 3, 1},  // NCHW -> NHWC
-      {3, 2, 1, 0},
-      {1, 0, 2, 3},
-      {0, 1, 3, 2},  // K^T
-      {0, 1, 2, 3},  // identity
+      {0, 2, 1, 3},                              // attention head split: inner dim stays contiguous
+      {0, 2, 3, 1},                              // NCHW -> NHWC
+      {3, 2, 1, 0}, {1, 0, 2, 3}, {0, 1, 3, 2},  // K^T
+      {0, 1, 2, 3},                              // identity
   };
   for (const auto& perm : perms) {
     std::vector<std::int64_t> out;
     for (auto p : perm) out.push_back(x.shape()[p]);
-    EXPECT_TRUE(all_close(run_cpu_op1("Transpose", {{"perm", perm}}, {x}, Shape(out)), transpose_reference(x, perm), 0, 0))
+    EXPECT_TRUE(
+        all_close(run_cpu_op1("Transpose", {{"perm", perm}}, {x}, Shape(out)), transpose_reference(x, perm), 0, 0))
         << "perm " << perm[0] << perm[1] << perm[2] << perm[3];
   }
   // Size-1 dims and the reversed default on rank 3.
   const Tensor y = iota_tensor(Shape{1, 4, 1, 3});
-  EXPECT_TRUE(all_close(run_cpu_op1("Transpose", {{"perm", std::vector<std::int64_t>{2, 3, 0, 1}}}, {y}, Shape{1, 3, 1, 4}),
-                        transpose_reference(y, {2, 3, 0, 1}), 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Transpose", {{"perm", std::vector<std::int64_t>{2, 3, 0, 1}}}, {y}, Shape{1, 3, 1, 4}),
+                transpose_reference(y, {2, 3, 0, 1}), 0, 0));
   const Tensor z = iota_tensor(Shape{3, 4, 5});
   EXPECT_TRUE(all_close(run_cpu_op1("Transpose", {}, {z}, Shape{5, 4, 3}), transpose_reference(z, {2, 1, 0}), 0, 0));
 }
 
 TEST(CpuOps, TransposeOtherDtypes) {
   const Tensor i64 = Tensor::from<std::int64_t>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
-  EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("Transpose", {}, {i64}, Shape{3, 2}, DType::i64), {1, 4, 2, 5, 3, 6}));
+  EXPECT_TRUE(
+      all_equal<std::int64_t>(run_cpu_op1("Transpose", {}, {i64}, Shape{3, 2}, DType::i64), {1, 4, 2, 5, 3, 6}));
   const Tensor bytes = Tensor::from<std::uint8_t>(Shape{2, 2}, {1, 0, 0, 1});
-  EXPECT_TRUE(all_equal<std::uint8_t>(run_cpu_op1("Transpose", {}, {bytes}, Shape{2, 2}, DType::boolean), {1, 0, 0, 1}));
+  EXPECT_TRUE(
+      all_equal<std::uint8_t>(run_cpu_op1("Transpose", {}, {bytes}, Shape{2, 2}, DType::boolean), {1, 0, 0, 1}));
   const Tensor halves = Tensor::from<f16_t>(Shape{2, 2}, {f16_t{1}, f16_t{2}, f16_t{3}, f16_t{4}});
   const Tensor t = run_cpu_op1("Transpose", {}, {halves}, Shape{2, 2}, DType::f16);
   const auto v = t.values<f16_t>();
@@ -135,8 +142,10 @@ TEST(CpuOps, ConcatHandValuesAndNegativeAxis) {
   EXPECT_TRUE(all_close(run_cpu_op1("Concat", {{"axis", std::int64_t{-1}}}, {a, b, c}, Shape{2, 6}),
                         {1, 2, 5, 7, 8, 9, 3, 4, 6, 10, 11, 12}, 0, 0));
   const Tensor d = Tensor::from<float>(Shape{1, 2}, {9, 9});
-  EXPECT_TRUE(all_close(run_cpu_op1("Concat", {{"axis", std::int64_t{0}}}, {a, d}, Shape{3, 2}), {1, 2, 3, 4, 9, 9}, 0, 0));
-  EXPECT_TRUE(all_close(run_cpu_op1("Concat", {{"axis", std::int64_t{-2}}}, {d, a}, Shape{3, 2}), {9, 9, 1, 2, 3, 4}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Concat", {{"axis", std::int64_t{0}}}, {a, d}, Shape{3, 2}), {1, 2, 3, 4, 9, 9}, 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Concat", {{"axis", std::int64_t{-2}}}, {d, a}, Shape{3, 2}), {9, 9, 1, 2, 3, 4}, 0, 0));
 }
 
 TEST(CpuOps, ConcatMiddleAxisIntsAndEmptyInput) {

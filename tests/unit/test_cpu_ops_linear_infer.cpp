@@ -19,7 +19,8 @@ Shape infer_one(const std::string& op, Attributes attrs, const std::vector<Shape
   node.attrs = std::move(attrs);
   node.outputs = {"y"};
   std::vector<ValueInfo> values;
-  for (std::size_t i = 0; i < shapes.size(); ++i) values.push_back({"in" + std::to_string(i), DType::f32, shapes[i], {}});
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    values.push_back({"in" + std::to_string(i), DType::f32, shapes[i], {}});
   std::vector<const ValueInfo*> inputs;
   for (const ValueInfo& v : values) inputs.push_back(&v);
   const std::vector<const Tensor*> constants(inputs.size(), nullptr);
@@ -39,7 +40,8 @@ TEST(ShapeInference, MatMulVectorsAndBroadcast) {
 }
 
 TEST(ShapeInference, GemmTransposesAndC) {
-  EXPECT_EQ(infer_one("Gemm", {{"transA", std::int64_t{1}}, {"transB", std::int64_t{1}}}, {Shape{3, 2}, Shape{5, 3}, Shape{}}),
+  EXPECT_EQ(infer_one("Gemm", {{"transA", std::int64_t{1}}, {"transB", std::int64_t{1}}},
+                      {Shape{3, 2}, Shape{5, 3}, Shape{}}),
             (Shape{2, 5}));
   EXPECT_EQ(infer_one("Gemm", {}, {Shape{2, 3}, Shape{3, 5}, Shape{2, 1}}), (Shape{2, 5}));
   EXPECT_THROW(infer_one("Gemm", {}, {Shape{2, 3}, Shape{3, 5}, Shape{3, 5}}), Error);

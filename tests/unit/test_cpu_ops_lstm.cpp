@@ -41,8 +41,8 @@ struct LstmExtras {
 
 // Each batch row runs on its own over its valid prefix, straight from the ONNX equations.
 LstmReference lstm_reference(const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* bias,
-                             const std::vector<std::int64_t>* lengths, const Tensor* initial_h,
-                             const Tensor* initial_c, const std::string& direction, const LstmExtras& extras = {}) {
+                             const std::vector<std::int64_t>* lengths, const Tensor* initial_h, const Tensor* initial_c,
+                             const std::string& direction, const LstmExtras& extras = {}) {
   const bool bm = extras.batch_major;
   const std::int64_t steps = x.shape()[bm ? 1 : 0], batch = x.shape()[bm ? 0 : 1], input = x.shape()[2];
   const std::int64_t dirs = w.shape()[0], hidden = r.shape()[2];
@@ -53,7 +53,9 @@ LstmReference lstm_reference(const Tensor& x, const Tensor& w, const Tensor& r, 
   out.y.assign(static_cast<std::size_t>(steps * dirs * batch * hidden), 0.0);
   out.y_h.assign(static_cast<std::size_t>(dirs * batch * hidden), 0.0);
   out.y_c = out.y_h;
-  const auto x_at = [&](std::int64_t t, std::int64_t b, std::int64_t i) { return ((bm ? b * steps + t : t * batch + b)) * input + i; };
+  const auto x_at = [&](std::int64_t t, std::int64_t b, std::int64_t i) {
+    return ((bm ? b * steps + t : t * batch + b)) * input + i;
+  };
   const auto y_at = [&](std::int64_t t, std::int64_t d, std::int64_t b, std::int64_t j) {
     return (bm ? (b * steps + t) * dirs + d : (t * dirs + d) * batch + b) * hidden + j;
   };
@@ -85,7 +87,9 @@ LstmReference lstm_reference(const Tensor& x, const Tensor& w, const Tensor& r, 
           for (std::int64_t i = 0; i < input; ++i)
             sum += double(xv[x_at(t, b, i)]) * wv[(d * 4 * hidden + g) * input + i];
           for (std::int64_t k = 0; k < hidden; ++k) sum += h[k] * rv[(d * 4 * hidden + g) * hidden + k];
-          if (bias) sum += double(bias->values<float>()[d * 8 * hidden + g]) + bias->values<float>()[d * 8 * hidden + 4 * hidden + g];
+          if (bias)
+            sum += double(bias->values<float>()[d * 8 * hidden + g]) +
+                   bias->values<float>()[d * 8 * hidden + 4 * hidden + g];
           z[g] = sum;
         }
         for (std::int64_t j = 0; j < hidden; ++j) {
@@ -133,10 +137,12 @@ void check_case(const LstmCase& c, std::uint32_t seed) {
   inputs.push_back(c.initial_state ? OpInput(c0) : OpInput::absent());
   const Shape state{dirs, c.batch, c.hidden};
   const Attributes attrs{{"hidden_size", c.hidden}, {"direction", c.direction}};
-  const OpResult result = run_cpu_op("LSTM", attrs, inputs,
-                                     {{DType::f32, Shape{c.steps, dirs, c.batch, c.hidden}}, {DType::f32, state}, {DType::f32, state}});
-  const LstmReference ref = lstm_reference(x, w, r, c.bias ? &b : nullptr, c.lengths ? &*c.lengths : nullptr,
-                                           c.initial_state ? &h0 : nullptr, c.initial_state ? &c0 : nullptr, c.direction);
+  const OpResult result =
+      run_cpu_op("LSTM", attrs, inputs,
+                 {{DType::f32, Shape{c.steps, dirs, c.batch, c.hidden}}, {DType::f32, state}, {DType::f32, state}});
+  const LstmReference ref =
+      lstm_reference(x, w, r, c.bias ? &b : nullptr, c.lengths ? &*c.lengths : nullptr, c.initial_state ? &h0 : nullptr,
+                     c.initial_state ? &c0 : nullptr, c.direction);
   const std::string label = c.direction + (c.bias ? " bias" : "") + (c.initial_state ? " initial" : "") +
                             (c.lengths ? " lengths" : "") + " batch " + std::to_string(c.batch);
   EXPECT_TRUE(all_close(result[0], ref.y, 1e-5, 1e-4)) << "Y, " << label;
@@ -157,9 +163,9 @@ TEST(CpuOps, LstmTwoStepsByHand) {
   const Tensor b = Tensor::from<float>(Shape{1, 8}, {0.01f, 0.02f, 0.03f, 0.04f, 0.05f, 0.06f, 0.07f, 0.08f});
   const Tensor h0 = Tensor::from<float>(Shape{1, 1, 1}, {0.2f});
   const Tensor c0 = Tensor::from<float>(Shape{1, 1, 1}, {-0.3f});
-  const OpResult out = run_cpu_op("LSTM", {{"hidden_size", std::int64_t{1}}},
-                                  {x, w, r, b, OpInput::absent(), h0, c0},
-                                  {{DType::f32, Shape{2, 1, 1, 1}}, {DType::f32, Shape{1, 1, 1}}, {DType::f32, Shape{1, 1, 1}}});
+  const OpResult out =
+      run_cpu_op("LSTM", {{"hidden_size", std::int64_t{1}}}, {x, w, r, b, OpInput::absent(), h0, c0},
+                 {{DType::f32, Shape{2, 1, 1, 1}}, {DType::f32, Shape{1, 1, 1}}, {DType::f32, Shape{1, 1, 1}}});
   const double h1 = -0.013896355521350958, h2 = -0.0673249739727663, c2 = -0.14368886215223964;
   EXPECT_TRUE(all_close(out[0], {h1, h2}, 1e-6, 1e-5));
   EXPECT_TRUE(all_close(out[1], {h2}, 1e-6, 1e-5));
@@ -208,8 +214,9 @@ TEST(CpuOps, LstmOmittedOutputs) {
   const OpResult only_y = run_cpu_op("LSTM", attrs, {x, w, r, b}, {{DType::f32, Shape{4, 1, 2, 5}}});
   EXPECT_TRUE(all_close(only_y[0], ref.y, 1e-5, 1e-4));
   // Only Y_c, with trailing optional inputs given as absent.
-  const OpResult only_c = run_cpu_op("LSTM", attrs, {x, w, r, b, OpInput::absent(), OpInput::absent(), OpInput::absent()},
-                                     {OpOutput::absent(), OpOutput::absent(), {DType::f32, Shape{1, 2, 5}}});
+  const OpResult only_c =
+      run_cpu_op("LSTM", attrs, {x, w, r, b, OpInput::absent(), OpInput::absent(), OpInput::absent()},
+                 {OpOutput::absent(), OpOutput::absent(), {DType::f32, Shape{1, 2, 5}}});
   EXPECT_TRUE(all_close(only_c[2], ref.y_c, 1e-5, 1e-4));
 }
 
@@ -236,8 +243,9 @@ TEST(CpuOps, LstmRejectsUnsupportedAttributesAndInputs) {
   EXPECT_EQ(error({{"activations", std::vector<std::string>{"Sigmoid", "Tanh", "Gelu"}}}), ErrorCode::unsupported);
   EXPECT_EQ(error({{"activation_alpha", std::vector<float>{1.0f}}}), ErrorCode::unsupported);  // without activations
   const Tensor bad_peepholes = random_tensor(Shape{1, 4}, 4);
-  EXPECT_EQ(error({}, {x, w, r, OpInput::absent(), OpInput::absent(), OpInput::absent(), OpInput::absent(), bad_peepholes}),
-            ErrorCode::shape_mismatch);
+  EXPECT_EQ(
+      error({}, {x, w, r, OpInput::absent(), OpInput::absent(), OpInput::absent(), OpInput::absent(), bad_peepholes}),
+      ErrorCode::shape_mismatch);
 }
 
 TEST(CpuOps, LstmSequenceLengthOutOfRangeThrows) {
@@ -274,15 +282,24 @@ void check_extras(const std::string& direction, const LstmExtras& base, bool wit
   std::vector<std::int32_t> lengths32;
   if (lengths)
     for (auto v : *lengths) lengths32.push_back(static_cast<std::int32_t>(v));
-  const std::vector<OpInput> inputs{x, w, r, b,
-                                    lengths ? OpInput(Tensor::from<std::int32_t>(Shape{batch}, lengths32)) : OpInput::absent(),
-                                    h0, c0, with_peepholes ? OpInput(p) : OpInput::absent()};
-  Attributes attrs{{"hidden_size", hidden}, {"direction", direction}, {"layout", std::int64_t{bm}},
+  const std::vector<OpInput> inputs{
+      x,
+      w,
+      r,
+      b,
+      lengths ? OpInput(Tensor::from<std::int32_t>(Shape{batch}, lengths32)) : OpInput::absent(),
+      h0,
+      c0,
+      with_peepholes ? OpInput(p) : OpInput::absent()};
+  Attributes attrs{{"hidden_size", hidden},
+                   {"direction", direction},
+                   {"layout", std::int64_t{bm}},
                    {"input_forget", std::int64_t{extras.input_forget}}};
   if (!extras.activations.empty()) attrs.set("activations", extras.activations);
   if (extras.clip > 0) attrs.set("clip", static_cast<float>(extras.clip));
   const Shape y_shape = bm ? Shape{batch, steps, dirs, hidden} : Shape{steps, dirs, batch, hidden};
-  const OpResult out = run_cpu_op("LSTM", attrs, inputs, {{DType::f32, y_shape}, {DType::f32, state}, {DType::f32, state}});
+  const OpResult out =
+      run_cpu_op("LSTM", attrs, inputs, {{DType::f32, y_shape}, {DType::f32, state}, {DType::f32, state}});
   const LstmReference ref = lstm_reference(x, w, r, &b, lengths ? &*lengths : nullptr, &h0, &c0, direction, extras);
   const std::string label = direction + (with_peepholes ? " peepholes" : "") + (bm ? " layout 1" : "") +
                             (extras.clip > 0 ? " clip" : "") + (extras.input_forget ? " input_forget" : "") +

@@ -86,7 +86,9 @@ TEST(CpuOps, MatMulHandValues) {
 }
 
 TEST(CpuOps, MatMulBatchedBroadcast) {
-  struct Case { Shape a, b, out; };
+  struct Case {
+    Shape a, b, out;
+  };
   const std::vector<Case> cases = {
       {Shape{2, 1, 4, 5}, Shape{3, 5, 6}, Shape{2, 3, 4, 6}},  // both broadcast
       {Shape{2, 3, 4, 5}, Shape{5, 7}, Shape{2, 3, 4, 7}},     // shared B: one tall GEMM
@@ -115,16 +117,16 @@ TEST(CpuOps, MatMulLargeCrossesAllBlocks) {
   // 130 rows > one row block, depth 300 > one depth block, 1100 columns > one column block.
   const Tensor a = random_tensor(Shape{130, 300}, 21);
   const Tensor b = random_tensor(Shape{300, 1100}, 22);
-  EXPECT_TRUE(all_close(run_cpu_op1("MatMul", {}, {a, b}, Shape{130, 1100}),
-                        matmul_reference(a, b, Shape{130, 1100}), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(run_cpu_op1("MatMul", {}, {a, b}, Shape{130, 1100}), matmul_reference(a, b, Shape{130, 1100}),
+                        1e-4, 1e-4));
 }
 
 TEST(CpuOps, MatMulFewRows) {
   for (std::int64_t rows : {1, 3, 4, 5}) {
     const Tensor a = random_tensor(Shape{rows, 600}, 30 + static_cast<std::uint32_t>(rows));
     const Tensor b = random_tensor(Shape{600, 530}, 40);
-    EXPECT_TRUE(all_close(run_cpu_op1("MatMul", {}, {a, b}, Shape{rows, 530}),
-                          matmul_reference(a, b, Shape{rows, 530}), 1e-4, 1e-4))
+    EXPECT_TRUE(all_close(run_cpu_op1("MatMul", {}, {a, b}, Shape{rows, 530}), matmul_reference(a, b, Shape{rows, 530}),
+                          1e-4, 1e-4))
         << rows << " rows";
   }
 }
@@ -147,7 +149,9 @@ TEST(CpuOps, GemmHandValues) {
 }
 
 TEST(CpuOps, GemmTransposesAlphaBetaAndCBroadcast) {
-  struct Case { std::int64_t m, k, n; };
+  struct Case {
+    std::int64_t m, k, n;
+  };
   const std::vector<Case> sizes = {{7, 9, 5}, {33, 270, 20}, {2, 300, 17}, {1, 40, 10}};
   std::uint32_t seed = 50;
   for (const Case& s : sizes) {
@@ -217,7 +221,9 @@ TEST(CpuOps, MatMulVectorsWithBatches) {
 }
 
 TEST(CpuOps, MatMulBroadcastOfEveryRank) {
-  struct Case { Shape a, b, out; };
+  struct Case {
+    Shape a, b, out;
+  };
   const std::vector<Case> cases = {
       {Shape{2, 1, 3, 4, 5}, Shape{3, 1, 5, 2}, Shape{2, 3, 3, 4, 2}},  // rank 5 against rank 4
       {Shape{1, 4, 5}, Shape{2, 1, 5, 3}, Shape{2, 1, 4, 3}},

@@ -99,8 +99,9 @@ TEST(CpuOps, MaxPoolCeilModeHandValues) {
   const Tensor small = Tensor::from<float>(Shape{1, 1, 2, 2}, {1, 2, 3, 4});
   EXPECT_TRUE(all_close(run_cpu_op1("MaxPool", pool_attrs({1, 1, 2, 2, 0, 0, 0, 0, true}), {small}, Shape{1, 1, 1, 1}),
                         {1}, 0, 0));
-  EXPECT_EQ(create_error("MaxPool", pool_attrs({1, 1, 2, 2, 0, 0, 0, 0, true}), {small}, {{DType::f32, Shape{1, 1, 2, 2}}}),
-            ErrorCode::shape_mismatch);
+  EXPECT_EQ(
+      create_error("MaxPool", pool_attrs({1, 1, 2, 2, 0, 0, 0, 0, true}), {small}, {{DType::f32, Shape{1, 1, 2, 2}}}),
+      ErrorCode::shape_mismatch);
 }
 
 TEST(CpuOps, AveragePoolHandValues) {
@@ -109,19 +110,18 @@ TEST(CpuOps, AveragePoolHandValues) {
   const Tensor x = Tensor::from<float>(Shape{1, 1, 3, 3}, values);
   // 2x2 windows with pad 1 on every side, stride 2: windows (-1,-1), (-1,1), (1,-1), (1,1).
   PoolParams p{2, 2, 2, 2, 1, 1, 1, 1};
-  EXPECT_TRUE(all_close(run_cpu_op1("AveragePool", pool_attrs(p), {x}, Shape{1, 1, 2, 2}),
-                        {1, 2.5, 5.5, 7}, 1e-6, 0));
+  EXPECT_TRUE(all_close(run_cpu_op1("AveragePool", pool_attrs(p), {x}, Shape{1, 1, 2, 2}), {1, 2.5, 5.5, 7}, 1e-6, 0));
   p.count_include_pad = true;
-  EXPECT_TRUE(all_close(run_cpu_op1("AveragePool", pool_attrs(p), {x}, Shape{1, 1, 2, 2}),
-                        {0.25, 1.25, 2.75, 7}, 1e-6, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("AveragePool", pool_attrs(p), {x}, Shape{1, 1, 2, 2}), {0.25, 1.25, 2.75, 7}, 1e-6, 0));
 }
 
 TEST(CpuOps, PoolRandomPadsCeilModeAndCountIncludePad) {
   const std::vector<PoolParams> cases = {
-      {3, 3, 2, 2, 1, 1, 1, 1},                    // ResNet stem max pool
-      {3, 3, 2, 2, 1, 1, 1, 1, true},              // with ceil_mode
-      {2, 3, 2, 1, 0, 1, 1, 2, true},              // asymmetric pads, ceil
-      {3, 2, 3, 2, 2, 0, 0, 1, true, true},        // ceil overhang beyond the pads
+      {3, 3, 2, 2, 1, 1, 1, 1},              // ResNet stem max pool
+      {3, 3, 2, 2, 1, 1, 1, 1, true},        // with ceil_mode
+      {2, 3, 2, 1, 0, 1, 1, 2, true},        // asymmetric pads, ceil
+      {3, 2, 3, 2, 2, 0, 0, 1, true, true},  // ceil overhang beyond the pads
       {3, 3, 1, 1, 1, 1, 1, 1, false, true},
       {2, 2, 2, 2},
   };
@@ -132,8 +132,8 @@ TEST(CpuOps, PoolRandomPadsCeilModeAndCountIncludePad) {
                     pooled(9, p.kernel_w, p.stride_w, p.pad_left, p.pad_right, p.ceil_mode)};
     EXPECT_TRUE(all_close(run_cpu_op1("MaxPool", pool_attrs(p), {x}, out), pool_reference(x, p, true, out), 0, 0))
         << "MaxPool k " << p.kernel_h << "x" << p.kernel_w << " ceil " << p.ceil_mode;
-    EXPECT_TRUE(all_close(run_cpu_op1("AveragePool", pool_attrs(p), {x}, out), pool_reference(x, p, false, out),
-                          1e-6, 1e-5))
+    EXPECT_TRUE(
+        all_close(run_cpu_op1("AveragePool", pool_attrs(p), {x}, out), pool_reference(x, p, false, out), 1e-6, 1e-5))
         << "AveragePool k " << p.kernel_h << "x" << p.kernel_w << " ceil " << p.ceil_mode << " include pad "
         << p.count_include_pad;
   }
@@ -204,10 +204,13 @@ TEST(CpuOps, SoftmaxHandValuesAndStability) {
 TEST(CpuOps, SoftmaxAxes) {
   const Tensor x = random_tensor(Shape{2, 5, 3, 4}, 9, -4.0f, 4.0f);
   const Shape s = x.shape();
-  EXPECT_TRUE(all_close(run_cpu_op1("Softmax", {{"axis", std::int64_t{1}}}, {x}, s), softmax_reference(x, 1), 1e-6, 1e-5));
-  EXPECT_TRUE(all_close(run_cpu_op1("Softmax", {{"axis", std::int64_t{-2}}}, {x}, s), softmax_reference(x, 2), 1e-6, 1e-5));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Softmax", {{"axis", std::int64_t{1}}}, {x}, s), softmax_reference(x, 1), 1e-6, 1e-5));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Softmax", {{"axis", std::int64_t{-2}}}, {x}, s), softmax_reference(x, 2), 1e-6, 1e-5));
   EXPECT_TRUE(all_close(run_cpu_op1("Softmax", {}, {x}, s), softmax_reference(x, 3), 1e-6, 1e-5));
-  EXPECT_TRUE(all_close(run_cpu_op1("Softmax", {{"axis", std::int64_t{0}}}, {x}, s), softmax_reference(x, 0), 1e-6, 1e-5));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("Softmax", {{"axis", std::int64_t{0}}}, {x}, s), softmax_reference(x, 0), 1e-6, 1e-5));
   EXPECT_EQ(create_error("Softmax", {{"axis", std::int64_t{4}}}, {x}, {{DType::f32, s}}), ErrorCode::shape_mismatch);
 }
 
@@ -279,12 +282,16 @@ TEST(CpuOps, LayerNormalizationHandValues) {
   const Tensor scale = Tensor::from<float>(Shape{4}, {1, 1, 2, 2});
   const Tensor b = Tensor::from<float>(Shape{4}, {0, 1, 0, 1});
   const Tensor y = run_cpu_op1("LayerNormalization", {{"epsilon", 0.0f}}, {x, scale, b}, Shape{1, 4});
-  EXPECT_TRUE(all_close(y, {-1.3416407864998738, 0.5527864045000421, 0.8944271909999159, 3.6832815729997477}, 1e-6, 1e-5));
+  EXPECT_TRUE(
+      all_close(y, {-1.3416407864998738, 0.5527864045000421, 0.8944271909999159, 3.6832815729997477}, 1e-6, 1e-5));
 }
 
 TEST(CpuOps, LayerNormalizationAxesWithAndWithoutBias) {
   const Tensor x = random_tensor(Shape{2, 3, 4, 5}, 20, -2.0f, 3.0f);
-  struct Case { std::int64_t axis; Shape params; };
+  struct Case {
+    std::int64_t axis;
+    Shape params;
+  };
   for (const Case& c : {Case{-1, Shape{5}}, Case{1, Shape{3, 4, 5}}, Case{-2, Shape{4, 5}}, Case{3, Shape{5}}}) {
     const Tensor scale = random_tensor(c.params, 21);
     const Tensor bias = random_tensor(c.params, 22);
@@ -306,11 +313,9 @@ TEST(CpuOps, LayerNormalizationRejectsBadStatisticsShapeAndBadScale) {
   const Tensor x = random_tensor(Shape{2, 4}, 1);
   const Tensor scale = random_tensor(Shape{4}, 2);
   // Mean is X's shape with the normalised dims set to 1: [2, 1].
-  EXPECT_EQ(create_error("LayerNormalization", {}, {x, scale},
-                         {{DType::f32, Shape{2, 4}}, {DType::f32, Shape{2, 1}}}),
+  EXPECT_EQ(create_error("LayerNormalization", {}, {x, scale}, {{DType::f32, Shape{2, 4}}, {DType::f32, Shape{2, 1}}}),
             std::nullopt);
-  EXPECT_EQ(create_error("LayerNormalization", {}, {x, scale},
-                         {{DType::f32, Shape{2, 4}}, {DType::f32, Shape{2, 4}}}),
+  EXPECT_EQ(create_error("LayerNormalization", {}, {x, scale}, {{DType::f32, Shape{2, 4}}, {DType::f32, Shape{2, 4}}}),
             ErrorCode::shape_mismatch);
   // Absent Mean/InvStdDev outputs are fine.
   EXPECT_EQ(create_error("LayerNormalization", {}, {x, scale},

@@ -99,7 +99,8 @@ std::vector<ReduceCase> all_reductions() {
 Shape reduced_shape(const Shape& s, const Ints& axes, bool keepdims) {
   std::vector<std::int64_t> dims;
   for (std::size_t d = 0; d < s.rank(); ++d) {
-    const bool reduced = axes.empty() || std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(d)) != axes.end();
+    const bool reduced =
+        axes.empty() || std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(d)) != axes.end();
     if (!reduced)
       dims.push_back(s[d]);
     else if (keepdims)
@@ -125,12 +126,13 @@ std::string create_message(const std::string& op_type, Attributes attrs, const s
 TEST(CpuReduceOps, HandValuesKeepdimsAndNegativeAxes) {
   const Tensor x = iota_tensor(Shape{3, 2, 2});  // 1..12
   // Sum over axis 1, kept: pairs (1,3) (2,4) (5,7) (6,8) (9,11) (10,12).
-  EXPECT_TRUE(all_close(run_cpu_op1("ReduceSum", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({1}, {1}))},
-                                    Shape{3, 1, 2}),
-                        {4, 6, 12, 14, 20, 22}));
+  EXPECT_TRUE(all_close(
+      run_cpu_op1("ReduceSum", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({1}, {1}))}, Shape{3, 1, 2}),
+      {4, 6, 12, 14, 20, 22}));
   // Mean over axis -2 (= 1), dropped.
-  EXPECT_TRUE(all_close(run_cpu_op1("ReduceMean", {{"axes", Ints{-2}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{3, 2}),
-                        {2, 3, 6, 7, 10, 11}));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("ReduceMean", {{"axes", Ints{-2}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{3, 2}),
+                {2, 3, 6, 7, 10, 11}));
   // Max over every axis: kept as [1,1,1], dropped to a scalar.
   EXPECT_TRUE(all_close(run_cpu_op1("ReduceMax", {}, {x}, Shape{1, 1, 1}), {12}));
   EXPECT_TRUE(all_close(run_cpu_op1("ReduceMax", {{"keepdims", std::int64_t{0}}}, {x}, Shape{}), {12}));
@@ -162,9 +164,9 @@ TEST(CpuReduceOps, AxesAsConstantInputAndNoopWithEmptyAxes) {
   const Tensor x = random_tensor(Shape{3, 4, 2}, 11);
   const auto sum = [](const std::vector<double>& g) { return sum_of(g); };
   // Axes input, negative and unordered.
-  EXPECT_TRUE(all_close(run_cpu_op1("ReduceSum", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({2}, {-1, 0}))},
-                                    Shape{1, 4, 1}),
-                        reduce_reference(x, {0, 2}, sum)));
+  EXPECT_TRUE(all_close(
+      run_cpu_op1("ReduceSum", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({2}, {-1, 0}))}, Shape{1, 4, 1}),
+      reduce_reference(x, {0, 2}, sum)));
   // i32 axes work too.
   EXPECT_TRUE(all_close(run_cpu_op1("ReduceSum", {{"keepdims", std::int64_t{0}}},
                                     {x, OpInput::initializer(Tensor::from<std::int32_t>({1}, {1}))}, Shape{3, 2}),
@@ -172,11 +174,12 @@ TEST(CpuReduceOps, AxesAsConstantInputAndNoopWithEmptyAxes) {
   const OpInput empty_axes = OpInput::initializer(Tensor(DType::i64, Shape{0}));
   // Empty axes: all axes by default, the identity with noop_with_empty_axes.
   EXPECT_TRUE(all_close(run_cpu_op1("ReduceSum", {}, {x, empty_axes}, Shape{1, 1, 1}), reduce_reference(x, {}, sum)));
-  EXPECT_TRUE(all_close(run_cpu_op1("ReduceSum", {{"noop_with_empty_axes", std::int64_t{1}}}, {x, empty_axes}, x.shape()),
-                        to_doubles(x), 0, 0));
-  EXPECT_TRUE(all_close(run_cpu_op1("ReduceSum", {{"noop_with_empty_axes", std::int64_t{1}}}, {x, OpInput::absent()},
-                                    x.shape()),
-                        to_doubles(x), 0, 0));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("ReduceSum", {{"noop_with_empty_axes", std::int64_t{1}}}, {x, empty_axes}, x.shape()),
+                to_doubles(x), 0, 0));
+  EXPECT_TRUE(all_close(
+      run_cpu_op1("ReduceSum", {{"noop_with_empty_axes", std::int64_t{1}}}, {x, OpInput::absent()}, x.shape()),
+      to_doubles(x), 0, 0));
   // An omitted axes input behaves like no axes.
   EXPECT_TRUE(all_close(run_cpu_op1("ReduceSum", {{"keepdims", std::int64_t{0}}}, {x, OpInput::absent()}, Shape{}),
                         reduce_reference(x, {}, sum)));
@@ -185,27 +188,32 @@ TEST(CpuReduceOps, AxesAsConstantInputAndNoopWithEmptyAxes) {
 TEST(CpuReduceOps, IntegerReductions) {
   const Tensor x = Tensor::from<std::int64_t>({2, 3}, {4, -7, 2, 9, 0, -3});
   EXPECT_TRUE(all_equal<std::int64_t>(
-      run_cpu_op1("ReduceSum", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({1}, {1}))}, Shape{2, 1}, DType::i64),
+      run_cpu_op1("ReduceSum", {}, {x, OpInput::initializer(Tensor::from<std::int64_t>({1}, {1}))}, Shape{2, 1},
+                  DType::i64),
       {-1, 6}));
   EXPECT_TRUE(all_equal<std::int64_t>(
-      run_cpu_op1("ReduceMax", {{"axes", Ints{0}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{3}, DType::i64), {9, 0, 2}));
+      run_cpu_op1("ReduceMax", {{"axes", Ints{0}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{3}, DType::i64),
+      {9, 0, 2}));
   EXPECT_TRUE(all_equal<std::int64_t>(
-      run_cpu_op1("ReduceMin", {{"axes", Ints{1}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{2}, DType::i64), {-7, -3}));
+      run_cpu_op1("ReduceMin", {{"axes", Ints{1}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{2}, DType::i64),
+      {-7, -3}));
   EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("ReduceProd", {}, {x}, Shape{1, 1}, DType::i64), {0}));
   // Integer mean truncates: (4 - 7 + 2) / 3 = -1/3 -> 0, (9 + 0 - 3) / 3 = 2.
   EXPECT_TRUE(all_equal<std::int64_t>(
-      run_cpu_op1("ReduceMean", {{"axes", Ints{1}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{2}, DType::i64), {0, 2}));
+      run_cpu_op1("ReduceMean", {{"axes", Ints{1}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{2}, DType::i64),
+      {0, 2}));
   // Shape arithmetic in i32: the product of a shape.
   const Tensor dims = Tensor::from<std::int32_t>({3}, {2, 5, 7});
-  EXPECT_TRUE(all_equal<std::int32_t>(run_cpu_op1("ReduceProd", {{"keepdims", std::int64_t{0}}}, {dims}, Shape{}, DType::i32),
-                                      {70}));
+  EXPECT_TRUE(all_equal<std::int32_t>(
+      run_cpu_op1("ReduceProd", {{"keepdims", std::int64_t{0}}}, {dims}, Shape{}, DType::i32), {70}));
   EXPECT_TRUE(all_equal<std::int32_t>(run_cpu_op1("ReduceMax", {}, {dims}, Shape{1}, DType::i32), {7}));
 }
 
 TEST(CpuReduceOps, LogSumExpAndMaxStayFiniteForLargeInputs) {
   const Tensor x = Tensor::from<float>({1, 3}, {1000.0f, 1001.0f, 1002.0f});
   // log(e^0 + e^1 + e^2) = 2.40760596.
-  EXPECT_TRUE(all_close(run_cpu_op1("ReduceLogSumExp", {{"axes", Ints{1}}}, {x}, Shape{1, 1}), {1002.40760596}, 1e-3, 1e-6));
+  EXPECT_TRUE(
+      all_close(run_cpu_op1("ReduceLogSumExp", {{"axes", Ints{1}}}, {x}, Shape{1, 1}), {1002.40760596}, 1e-3, 1e-6));
 }
 
 TEST(CpuReduceOps, ErrorsNameTheOp) {
@@ -216,8 +224,10 @@ TEST(CpuReduceOps, ErrorsNameTheOp) {
   EXPECT_NE(create_message("ReduceSum", {}, {x, Tensor::from<std::int64_t>({1}, {0})}, {{DType::f32, Shape{1, 3}}})
                 .find("ReduceSum"),
             std::string::npos);
-  EXPECT_EQ(create_error("ReduceMean", {{"axes", Ints{2}}}, {x}, {{DType::f32, Shape{2, 1}}}), ErrorCode::shape_mismatch);
-  EXPECT_EQ(create_error("ReduceMean", {{"axes", Ints{1, -1}}}, {x}, {{DType::f32, Shape{2, 1}}}), ErrorCode::shape_mismatch);
+  EXPECT_EQ(create_error("ReduceMean", {{"axes", Ints{2}}}, {x}, {{DType::f32, Shape{2, 1}}}),
+            ErrorCode::shape_mismatch);
+  EXPECT_EQ(create_error("ReduceMean", {{"axes", Ints{1, -1}}}, {x}, {{DType::f32, Shape{2, 1}}}),
+            ErrorCode::shape_mismatch);
   EXPECT_EQ(create_error("ReduceMax", {{"axes", Ints{1}}}, {x}, {{DType::f32, Shape{2}}}), ErrorCode::shape_mismatch);
   EXPECT_EQ(create_error("ReduceL2", {}, {Tensor::from<std::int64_t>({2}, {1, 2})}, {{DType::i64, Shape{1}}}),
             ErrorCode::unsupported);
@@ -356,22 +366,26 @@ TEST(CpuReduceOps, LayerNormScaleBroadcastAlongPartOfTheNormalisedDims) {
 TEST(CpuReduceOps, ArgMaxArgMinSelectLastIndexAndKeepdims) {
   const Tensor x = Tensor::from<float>({2, 3}, {1, 3, 3, 4, 4, 2});
   const Attributes last{{"axis", std::int64_t{1}}, {"select_last_index", std::int64_t{1}}};
-  EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("ArgMax", {{"axis", std::int64_t{1}}}, {x}, Shape{2, 1}, DType::i64), {1, 0}));
+  EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("ArgMax", {{"axis", std::int64_t{1}}}, {x}, Shape{2, 1}, DType::i64),
+                                      {1, 0}));
   EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("ArgMax", last, {x}, Shape{2, 1}, DType::i64), {2, 1}));
   EXPECT_TRUE(all_equal<std::int64_t>(
-      run_cpu_op1("ArgMax", {{"axis", std::int64_t{-1}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{2}, DType::i64), {1, 0}));
+      run_cpu_op1("ArgMax", {{"axis", std::int64_t{-1}}, {"keepdims", std::int64_t{0}}}, {x}, Shape{2}, DType::i64),
+      {1, 0}));
   // Default axis 0: column maxima are in row 1, 1, 0.
   EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("ArgMax", {}, {x}, Shape{1, 3}, DType::i64), {1, 1, 0}));
-  EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("ArgMin", {{"axis", std::int64_t{1}}}, {x}, Shape{2, 1}, DType::i64), {0, 2}));
+  EXPECT_TRUE(all_equal<std::int64_t>(run_cpu_op1("ArgMin", {{"axis", std::int64_t{1}}}, {x}, Shape{2, 1}, DType::i64),
+                                      {0, 2}));
   // Integer input, ties on a middle axis.
   const Tensor xi = Tensor::from<std::int64_t>({2, 2, 2}, {5, 1, 5, 7, 0, 2, 0, 2});
   EXPECT_TRUE(all_equal<std::int64_t>(
       run_cpu_op1("ArgMax", {{"axis", std::int64_t{1}}}, {xi}, Shape{2, 1, 2}, DType::i64), {0, 1, 0, 0}));
-  EXPECT_TRUE(all_equal<std::int64_t>(
-      run_cpu_op1("ArgMax", {{"axis", std::int64_t{1}}, {"select_last_index", std::int64_t{1}}}, {xi}, Shape{2, 1, 2},
-                  DType::i64),
-      {1, 1, 1, 1}));
-  EXPECT_EQ(create_error("ArgMax", {{"axis", std::int64_t{2}}}, {x}, {{DType::i64, Shape{2, 1}}}), ErrorCode::shape_mismatch);
+  EXPECT_TRUE(
+      all_equal<std::int64_t>(run_cpu_op1("ArgMax", {{"axis", std::int64_t{1}}, {"select_last_index", std::int64_t{1}}},
+                                          {xi}, Shape{2, 1, 2}, DType::i64),
+                              {1, 1, 1, 1}));
+  EXPECT_EQ(create_error("ArgMax", {{"axis", std::int64_t{2}}}, {x}, {{DType::i64, Shape{2, 1}}}),
+            ErrorCode::shape_mismatch);
   EXPECT_EQ(create_error("ArgMax", {}, {x}, {{DType::i32, Shape{1, 3}}}), ErrorCode::unsupported);
 }
 
@@ -408,11 +422,13 @@ TEST(CpuReduceOps, TopKLargestSmallestAndTies) {
   auto out = run_cpu_op("TopK", {}, {x, k_input(3)}, {{DType::f32, Shape{2, 3}}, {DType::i64, Shape{2, 3}}});
   EXPECT_TRUE(all_close(out[0], {3, 3, 2, 9, 9, 9}, 0, 0));
   EXPECT_TRUE(all_equal<std::int64_t>(out[1], {0, 2, 3, 1, 2, 3}));
-  out = run_cpu_op("TopK", {{"largest", std::int64_t{0}}}, {x, k_input(2)}, {{DType::f32, Shape{2, 2}}, {DType::i64, Shape{2, 2}}});
+  out = run_cpu_op("TopK", {{"largest", std::int64_t{0}}}, {x, k_input(2)},
+                   {{DType::f32, Shape{2, 2}}, {DType::i64, Shape{2, 2}}});
   EXPECT_TRUE(all_close(out[0], {1, 1, -1, 0}, 0, 0));
   EXPECT_TRUE(all_equal<std::int64_t>(out[1], {1, 4, 4, 0}));
   // sorted=0 still gives a valid answer (this backend always sorts).
-  out = run_cpu_op("TopK", {{"sorted", std::int64_t{0}}}, {x, k_input(1)}, {{DType::f32, Shape{2, 1}}, {DType::i64, Shape{2, 1}}});
+  out = run_cpu_op("TopK", {{"sorted", std::int64_t{0}}}, {x, k_input(1)},
+                   {{DType::f32, Shape{2, 1}}, {DType::i64, Shape{2, 1}}});
   EXPECT_TRUE(all_close(out[0], {3, 9}, 0, 0));
   EXPECT_TRUE(all_equal<std::int64_t>(out[1], {0, 1}));
 }

@@ -60,7 +60,6 @@ ExecutorOptions cpu_options() {
   return o;
 }
 
-
 }  // namespace
 
 TEST(Executor, ManyThreadsEveryResultCorrectNoneLost) {
@@ -154,8 +153,14 @@ TEST(Executor, BadInputGetsTypedErrorsAndTheExecutorCarriesOn) {
   ex.load(affine.model);
   EXPECT_EQ(code_of([&] { ex.submit("nope", {random_x(1)}); }), ErrorCode::unknown_model);
   EXPECT_EQ(code_of([&] { ex.submit("affine", {}); }), ErrorCode::invalid_argument);
-  EXPECT_EQ(code_of([&] { ex.submit("affine", {Tensor(DType::f32, Shape{3, Affine::in})}); }), ErrorCode::shape_mismatch);
-  EXPECT_EQ(code_of([&] { ex.submit("affine", {Tensor(DType::i64, Shape{2, Affine::in})}); }), ErrorCode::dtype_mismatch);
+  EXPECT_EQ(code_of([&] {
+              ex.submit("affine", {Tensor(DType::f32, Shape{3, Affine::in})});
+            }),
+            ErrorCode::shape_mismatch);
+  EXPECT_EQ(code_of([&] {
+              ex.submit("affine", {Tensor(DType::i64, Shape{2, Affine::in})});
+            }),
+            ErrorCode::dtype_mismatch);
   EXPECT_EQ(code_of([&] { ex.load(affine.model); }), ErrorCode::invalid_argument);  // duplicate name
   try {
     ex.submit("affine", {Tensor(DType::f32, Shape{2, 7})});

@@ -44,8 +44,8 @@ TEST(ExecutorProfile, MeasuredStepTimesAndPeaksFromTheProfile) {
   // Peaks chosen so the roofline is easy to check: 1 GFLOP/s, 1 GB/s.
   profile.peaks.flops_f32 = 1e9;
   profile.peaks.bandwidth = 1e9;
-  profile.models.push_back(ModelProfile{"tiny", model_fingerprint(model, DType::f32), DType::f32,
-                                        {{"MatMul_0", 12.5, 0, 0}, {"Softmax_0", 3.25, 0, 0}}});
+  profile.models.push_back(ModelProfile{
+      "tiny", model_fingerprint(model, DType::f32), DType::f32, {{"MatMul_0", 12.5, 0, 0}, {"Softmax_0", 3.25, 0, 0}}});
   const std::string path = temp_path("profile.json");
   write_profile(profile, path);
 

@@ -16,9 +16,10 @@ TEST(ShapeInference, ConvPoolGemmChain) {
   ModelBuilder b("m");
   auto x = b.input("x", DType::f32, Shape{2, 3, 17, 17});
   auto c = b.conv2d(x, 3, 8, 3, 2, 1);  // (17 + 2 - 3) / 2 + 1 = 9
-  auto p = b.op("MaxPool", {c}, {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
-                                 {"strides", std::vector<std::int64_t>{2, 2}},
-                                 {"ceil_mode", std::int64_t{1}}});  // ceil((9 - 2) / 2) + 1 = 5
+  auto p = b.op("MaxPool", {c},
+                {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+                 {"strides", std::vector<std::int64_t>{2, 2}},
+                 {"ceil_mode", std::int64_t{1}}});  // ceil((9 - 2) / 2) + 1 = 5
   auto g = b.op("GlobalAveragePool", {p});
   auto f = b.op("Flatten", {g});
   b.output(f);
@@ -34,7 +35,7 @@ TEST(ShapeInference, BroadcastMatMulReshapeGather) {
   auto a = b.input("a", DType::f32, Shape{4, 1, 5, 6});
   auto w = b.random_weight("w", Shape{3, 6, 7}, 1.0f);
   auto mm = b.op("MatMul", {a, w});  // batch (4,1) x (3) -> (4,3)
-  auto r = b.reshape(mm, {0, -1});    // [4, 105]
+  auto r = b.reshape(mm, {0, -1});   // [4, 105]
   auto table = b.random_weight("table", Shape{10, 4}, 1.0f);
   auto ids = b.input("ids", DType::i32, Shape{2, 3});
   auto g = b.op("Gather", {table, ids}, {{"axis", std::int64_t{1}}});  // [10, 2, 3]
@@ -52,7 +53,8 @@ TEST(ShapeInference, LstmOutputs) {
   auto x = b.input("x", DType::f32, Shape{5, 2, 3});
   auto w = b.random_weight("W", Shape{2, 16, 3}, 1.0f);
   auto r = b.random_weight("R", Shape{2, 16, 4}, 1.0f);
-  auto outs = b.node("LSTM", {x, w, r}, {{"hidden_size", std::int64_t{4}}, {"direction", std::string("bidirectional")}}, 3);
+  auto outs =
+      b.node("LSTM", {x, w, r}, {{"hidden_size", std::int64_t{4}}, {"direction", std::string("bidirectional")}}, 3);
   b.output(outs[0]);
   auto values = infer_shapes(b.build());
   EXPECT_EQ(values.at(outs[0]).shape, (Shape{5, 2, 2, 4}));

@@ -41,7 +41,8 @@ class OnnxBadFile : public OnnxFileTest {
   void expect_error(const std::string& file, ErrorCode code, const std::vector<std::string>& parts) const {
     const auto e = error_of([&] { load_onnx(file); });
     EXPECT_EQ(e.code, code) << e.message;
-    for (const auto& part : parts) EXPECT_NE(e.message.find(part), std::string::npos) << "'" << part << "' not in: " << e.message;
+    for (const auto& part : parts)
+      EXPECT_NE(e.message.find(part), std::string::npos) << "'" << part << "' not in: " << e.message;
   }
 };
 
@@ -89,8 +90,8 @@ TEST_F(OnnxBadFile, MalformedBytes) {
 TEST_F(OnnxBadFile, TruncatedFile) {
   auto proto = valid_model();
   // A larger weight so that half the file cuts through the initializer's data.
-  *proto.mutable_graph()->mutable_initializer(0) = raw_tensor<float>("W", onnx::TensorProto::FLOAT, {2, 3},
-                                                                      std::vector<float>(6, 0.5f));
+  *proto.mutable_graph()->mutable_initializer(0) =
+      raw_tensor<float>("W", onnx::TensorProto::FLOAT, {2, 3}, std::vector<float>(6, 0.5f));
   std::string bytes;
   ASSERT_TRUE(proto.SerializeToString(&bytes));
   write_bytes("cut.onnx", bytes.substr(0, bytes.size() / 2));
@@ -191,7 +192,8 @@ TEST_F(OnnxBadFile, UnsupportedInitializerDtype) {
 
 TEST_F(OnnxBadFile, UnsupportedInputDtype) {
   auto proto = valid_model();
-  proto.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::UINT8);
+  proto.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::UINT8);
   const std::string file = save(proto);
   expect_error(file, ErrorCode::unsupported, {file, "input 'x'", "UINT8"});
 }

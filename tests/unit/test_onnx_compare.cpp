@@ -92,7 +92,8 @@ TEST(OnnxShapeDecidingInputs, FollowsChainsIntoHostInputsButNotThroughShape) {
 TEST(OnnxShapeDecidingInputs, IgnoresOmittedOptionalInputs) {
   // Slice(data, starts, ends, "", steps): the empty name is an omitted axes input.
   Model model;
-  for (const char* name : {"data", "starts", "ends", "steps"}) model.inputs.push_back(ValueInfo{name, DType::i64, {}, {}});
+  for (const char* name : {"data", "starts", "ends", "steps"})
+    model.inputs.push_back(ValueInfo{name, DType::i64, {}, {}});
   model.nodes.push_back(make_node("Slice", {"data", "starts", "ends", "", "steps"}, {"out"}));
   model.outputs = {"out"};
   EXPECT_EQ(shape_deciding_inputs(model), (std::set<std::string>{"starts", "ends", "steps"}));

@@ -46,8 +46,7 @@ void expect_same(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.shape(), b.shape());
   const auto va = a.values<T>();
   const auto vb = b.values<T>();
-  for (std::size_t i = 0; i < va.size(); ++i)
-    EXPECT_EQ(std::memcmp(&va[i], &vb[i], sizeof(T)), 0) << "element " << i;
+  for (std::size_t i = 0; i < va.size(); ++i) EXPECT_EQ(std::memcmp(&va[i], &vb[i], sizeof(T)), 0) << "element " << i;
 }
 
 TEST_F(TensorFiles, PbRoundTripForEachDtype) {
@@ -155,7 +154,8 @@ TEST_F(TensorFiles, NpyIntegerBoolHalfAndVersion2) {
   const auto i32 = write_npy("j.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1), }",
                              bytes_of(std::vector<std::int32_t>{-9}));
   EXPECT_EQ(read_npy(i32).values<std::int32_t>()[0], -9);
-  const auto b = write_npy("b.npy", "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", std::string("\x01\x00", 2));
+  const auto b =
+      write_npy("b.npy", "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", std::string("\x01\x00", 2));
   EXPECT_EQ(read_npy(b).dtype(), DType::boolean);
   EXPECT_EQ(read_npy(b).values<std::uint8_t>()[0], 1);
   const auto h = write_npy("h.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (), }",
@@ -166,19 +166,20 @@ TEST_F(TensorFiles, NpyIntegerBoolHalfAndVersion2) {
 }
 
 TEST_F(TensorFiles, NpyRefusals) {
-  const auto fortran = write_npy("f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
-                                 std::string(16, '\0'));
+  const auto fortran =
+      write_npy("f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", std::string(16, '\0'));
   auto e = error_of([&] { read_npy(fortran); });
   EXPECT_EQ(e.code, ErrorCode::unsupported);
   EXPECT_NE(e.message.find(fortran), std::string::npos) << e.message;
 
-  const auto wide = write_npy("d.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
+  const auto wide =
+      write_npy("d.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
   e = error_of([&] { read_npy(wide); });
   EXPECT_EQ(e.code, ErrorCode::unsupported);
   EXPECT_NE(e.message.find("<f8"), std::string::npos) << e.message;
 
-  const auto short_data = write_npy("s.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }",
-                                    std::string(12, '\0'));
+  const auto short_data =
+      write_npy("s.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", std::string(12, '\0'));
   e = error_of([&] { read_npy(short_data); });
   EXPECT_EQ(e.code, ErrorCode::invalid_argument);
   EXPECT_NE(e.message.find(short_data), std::string::npos) << e.message;

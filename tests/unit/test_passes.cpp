@@ -229,10 +229,8 @@ TEST(Optimize, DeadNodesNoOpsAndUnusedWeightsAreDropped) {
   model.initializers["unused"] = Tensor(DType::f32, Shape{100});
   model.initializers["w"] = Tensor::from<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
   model.nodes = {
-      Node{"Identity", "id", {"x"}, {"x1"}, {}},
-      Node{"Dropout", "drop", {"x1"}, {"x2"}, {}},
-      Node{"Relu", "dangling", {"x"}, {"never_read"}, {}},
-      Node{"Add", "add", {"x2", "w"}, {"sum"}, {}},
+      Node{"Identity", "id", {"x"}, {"x1"}, {}},           Node{"Dropout", "drop", {"x1"}, {"x2"}, {}},
+      Node{"Relu", "dangling", {"x"}, {"never_read"}, {}}, Node{"Add", "add", {"x2", "w"}, {"sum"}, {}},
       Node{"Identity", "out_id", {"sum"}, {"y"}, {}},  // produces a graph output: kept
   };
   model.outputs = {"y"};

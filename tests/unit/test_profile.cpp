@@ -74,8 +74,7 @@ DeviceProfile sample_profile() {
   p.loom_version = "0.1.0";
   p.command = "loom-profile --models resnet,lstm --batch 1,8 --fp16";
   p.peaks = PeakFigures{51.234567890123e12, 712.5e12, 2.987654321e12, "cuda MatMul 8192^3 f32/f16, 1 GiB copy"};
-  ModelProfile resnet{"resnet b1", "0123456789abcdef", DType::f32,
-                      {{"conv_0", 12.5, 1.25, 1.75}, {"fc", 0.1, 0, 0}}};
+  ModelProfile resnet{"resnet b1", "0123456789abcdef", DType::f32, {{"conv_0", 12.5, 1.25, 1.75}, {"fc", 0.1, 0, 0}}};
   ModelProfile lstm{"lstm b8", "fedcba9876543210", DType::f16, {{"lstm0", 1234.000001, 1.0000000001, 3.5}}};
   p.models = {resnet, lstm};
   return p;
@@ -265,10 +264,10 @@ TEST(ProfileFingerprint, IgnoresWeightValuesAndNames) {
 
 TEST(ProfileFingerprint, ChangesWithShapeAttributeDtypeAndBatch) {
   const std::string base = model_fingerprint(tiny_model(1), DType::f32);
-  EXPECT_NE(model_fingerprint(tiny_model(1, 2), DType::f32), base);             // batch
-  EXPECT_NE(model_fingerprint(tiny_model(1, 1, 16), DType::f32), base);         // weight shapes
-  EXPECT_NE(model_fingerprint(tiny_model(1, 1, 8, 1), DType::f32), base);       // Softmax axis
-  EXPECT_NE(model_fingerprint(tiny_model(1), DType::f16), base);                // compute dtype
+  EXPECT_NE(model_fingerprint(tiny_model(1, 2), DType::f32), base);        // batch
+  EXPECT_NE(model_fingerprint(tiny_model(1, 1, 16), DType::f32), base);    // weight shapes
+  EXPECT_NE(model_fingerprint(tiny_model(1, 1, 8, 1), DType::f32), base);  // Softmax axis
+  EXPECT_NE(model_fingerprint(tiny_model(1), DType::f16), base);           // compute dtype
   EXPECT_NE(model_fingerprint(workloads::lstm_seq(1, workloads::Size::small), DType::f32),
             model_fingerprint(workloads::lstm_seq(8, workloads::Size::small), DType::f32));
 
@@ -332,7 +331,9 @@ TEST(ProfileActive, AppliesTheEntryWithTheSameFingerprint) {
   profile::ActiveProfile active;
   active.path = "p.json";
   active.profile = DeviceProfile{};
-  active.profile->models.push_back(ModelProfile{"tiny", model_fingerprint(model, DType::f32), DType::f32,
+  active.profile->models.push_back(ModelProfile{"tiny",
+                                                model_fingerprint(model, DType::f32),
+                                                DType::f32,
                                                 {{"a", 10, 1.5, 2.5}, {"b", 20, 0, 0}, {"c", 30, 1.1, 1.2}}});
   EXPECT_EQ(profile::apply_profile(active, model_fingerprint(model, DType::f32), DType::f32, steps), "profile p.json");
   EXPECT_EQ(steps[0].measured_us, 10);

@@ -42,10 +42,7 @@ TEST(SimSchedule, MissionExampleInterleavesComputeAndMemoryHeavyModels) {
   w.requests[1].priority = 3;  // passed to the policy, not used by the simulator
   ScriptedPolicy policy({0, 1, 0, 1});
   const SimResult r = simulate(w, policy);
-  expect_schedule(r, {{0, 0, 0, 0, 2, 2, 6},
-                      {1, 0, 2, 2, 6, 6, 8},
-                      {0, 1, 6, 6, 8, 8, 12},
-                      {1, 1, 8, 8, 12, 12, 14}});
+  expect_schedule(r, {{0, 0, 0, 0, 2, 2, 6}, {1, 0, 2, 2, 6, 6, 8}, {0, 1, 6, 6, 8, 8, 12}, {1, 1, 8, 8, 12, 12, 14}});
   EXPECT_DOUBLE_EQ(r.makespan_us, 14);
   EXPECT_DOUBLE_EQ(r.compute_busy_us, 12);
   EXPECT_DOUBLE_EQ(r.memory_busy_us, 12);
@@ -106,10 +103,8 @@ TEST(SimSchedule, MissionExampleInterleavesComputeAndMemoryHeavyModels) {
 TEST(SimSchedule, FifoRunsEachRequestToCompletion) {
   FifoPolicy fifo;
   const SimResult r = simulate(mission_example(), fifo);
-  expect_schedule(r, {{0, 0, 0, 0, 2, 2, 6},
-                      {0, 1, 2, 2, 4, 6, 10},
-                      {1, 0, 4, 6, 10, 10, 12},
-                      {1, 1, 10, 10, 14, 14, 16}});
+  expect_schedule(
+      r, {{0, 0, 0, 0, 2, 2, 6}, {0, 1, 2, 2, 4, 6, 10}, {1, 0, 4, 6, 10, 10, 12}, {1, 1, 10, 10, 14, 14, 16}});
   EXPECT_DOUBLE_EQ(r.makespan_us, 16);
   EXPECT_DOUBLE_EQ(r.compute_idle_us, 4);
   EXPECT_DOUBLE_EQ(r.memory_idle_us, 4);

@@ -107,15 +107,15 @@ TEST(SimWorkload, ErrorsNameTheFileAndTheField) {
                                                             {"compute_us": 1, "memory_us": 1, "onchip_bytes": 101}]}],
                          "requests": [{"model": "a"}]})",
                      "models[0].steps[1].onchip_bytes", "more than onchip_capacity_bytes = 100");
-  expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1}]}],)",
-                     "malformed JSON", "");  // the "field" of a syntax error is the parser's text
+  expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1}]}],)", "malformed JSON",
+                     "");  // the "field" of a syntax error is the parser's text
   expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute": 1, "memory_us": 1}]}],
                          "requests": [{"model": "a"}]})",
                      "models[0].steps[0].compute", "unknown field");
   expect_parse_error(R"({"models": [{"name": "a", "steps": [{"memory_us": 1}]}], "requests": [{"model": "a"}]})",
                      "models[0].steps[0].compute_us", "missing");
-  expect_parse_error(R"({"models": [{"name": "a", "steps": []}], "requests": [{"model": "a"}]})",
-                     "models[0].steps", "empty");
+  expect_parse_error(R"({"models": [{"name": "a", "steps": []}], "requests": [{"model": "a"}]})", "models[0].steps",
+                     "empty");
   expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1}]},
                                     {"name": "a", "steps": [{"compute_us": 1, "memory_us": 1}]}],
                          "requests": [{"model": "a"}]})",

@@ -30,18 +30,16 @@ TEST(Tensor, TypedAccessChecksDType) {
   }
 }
 
-TEST(Tensor, FromChecksCount) {
-  EXPECT_THROW(Tensor::from<float>(Shape{3}, {1.0f, 2.0f}), Error);
-}
+TEST(Tensor, FromChecksCount) { EXPECT_THROW(Tensor::from<float>(Shape{3}, {1.0f, 2.0f}), Error); }
 
 TEST(Tensor, HalfConversionsHandValues) {
   // Bit patterns from the IEEE 754 binary16 definition.
   EXPECT_EQ(float_to_f16(1.0f).bits, 0x3C00);
   EXPECT_EQ(float_to_f16(-2.0f).bits, 0xC000);
-  EXPECT_EQ(float_to_f16(65504.0f).bits, 0x7BFF);           // largest finite
-  EXPECT_EQ(float_to_f16(70000.0f).bits, 0x7C00);           // overflows to inf
-  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -24)).bits, 0x0001);  // smallest subnormal
-  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -14)).bits, 0x0400);  // smallest normal
+  EXPECT_EQ(float_to_f16(65504.0f).bits, 0x7BFF);                      // largest finite
+  EXPECT_EQ(float_to_f16(70000.0f).bits, 0x7C00);                      // overflows to inf
+  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -24)).bits, 0x0001);         // smallest subnormal
+  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -14)).bits, 0x0400);         // smallest normal
   EXPECT_EQ(float_to_f16(1.0f + std::ldexp(1.0f, -11)).bits, 0x3C00);  // tie rounds to even
   EXPECT_EQ(float_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)).bits, 0x3C02);
   EXPECT_TRUE(std::isnan(f16_to_float(float_to_f16(std::numeric_limits<float>::quiet_NaN()))));

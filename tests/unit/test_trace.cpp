@@ -156,9 +156,9 @@ TEST(Timeline, ChromeTraceFileAndErrors) {
 
   EXPECT_EQ(code_of([&] { t.write_chrome_trace(std::string("/nonexistent-dir/trace.json")); }),
             ErrorCode::invalid_argument);
-  for (const char* bad : {"not json", "{\"traceEvents\": 3}", "42",
-                          "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1}]",
-                          "[{\"ph\":\"i\",\"name\":\"a\",\"ts\":\"soon\"}]", "[3]"}) {
+  for (const char* bad :
+       {"not json", "{\"traceEvents\": 3}", "42", "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1}]",
+        "[{\"ph\":\"i\",\"name\":\"a\",\"ts\":\"soon\"}]", "[3]"}) {
     std::istringstream input(bad);
     EXPECT_EQ(code_of([&] { read_chrome_trace(input); }), ErrorCode::invalid_argument) << bad;
   }

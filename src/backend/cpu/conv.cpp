@@ -28,8 +28,9 @@ class ConvKernel final : public OpKernel {
     const Shape& x = spec.inputs[0].shape;
     const Shape& w = spec.inputs[1].shape;
     if (x.rank() < 3 || w.rank() != x.rank())
-      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() + " must be [N, C, spatial...] and "
-                            "[M, C/group, kernel...] of the same rank");
+      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() +
+                                " must be [N, C, spatial...] and "
+                                "[M, C/group, kernel...] of the same rank");
     batch_ = x[0];
     in_channels_ = x[1];
     out_channels_ = w[0];
@@ -38,8 +39,8 @@ class ConvKernel final : public OpKernel {
       throw_bad_shape(spec, "group " + std::to_string(group_) + " does not divide channels " +
                                 std::to_string(in_channels_) + " -> " + std::to_string(out_channels_));
     if (w[1] * group_ != in_channels_)
-      throw_bad_shape(spec, "W " + w.to_string() + " does not match X " + x.to_string() + " with group " +
-                                std::to_string(group_));
+      throw_bad_shape(
+          spec, "W " + w.to_string() + " does not match X " + x.to_string() + " with group " + std::to_string(group_));
     const WindowGeometry window =
         parse_sliding_window(spec, {w.dims().begin() + 2, w.dims().end()}, out_channels_, false);
     // Every window is handled as 3-D: a 1-D or 2-D one gets leading unit axes.

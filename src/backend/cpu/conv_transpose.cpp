@@ -26,14 +26,15 @@ class ConvTransposeKernel final : public OpKernel {
     const Shape& x = spec.inputs[0].shape;
     const Shape& w = spec.inputs[1].shape;
     if (x.rank() < 3 || w.rank() != x.rank())
-      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() + " must be [N, C, spatial...] and "
-                            "[C, M/group, kernel...] of the same rank");
+      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() +
+                                " must be [N, C, spatial...] and "
+                                "[C, M/group, kernel...] of the same rank");
     batch_ = x[0];
     in_channels_ = x[1];
     group_ = spec.node->attrs.get_int("group", 1);
     if (group_ < 1 || in_channels_ % group_ != 0 || w[0] != in_channels_)
-      throw_bad_shape(spec, "W " + w.to_string() + " does not fit X " + x.to_string() + " with group " +
-                                std::to_string(group_));
+      throw_bad_shape(
+          spec, "W " + w.to_string() + " does not fit X " + x.to_string() + " with group " + std::to_string(group_));
     group_in_ = in_channels_ / group_;
     group_out_ = w[1];
     out_channels_ = group_out_ * group_;
@@ -45,7 +46,9 @@ class ConvTransposeKernel final : public OpKernel {
     taps_ = product(geometry_.kernel, 0, 3);
   }
 
-  std::size_t workspace_bytes() const override { return column_bytes() + gemm_workspace_bytes(rows(), in_pixels_, group_in_); }
+  std::size_t workspace_bytes() const override {
+    return column_bytes() + gemm_workspace_bytes(rows(), in_pixels_, group_in_);
+  }
 
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,

@@ -94,46 +94,57 @@ std::string read_cpu_model_name() {
 
 float load_as_float(const void* src, DType dtype, std::size_t i) {
   switch (dtype) {
-    case DType::f32: return static_cast<const float*>(src)[i];
-    case DType::f16: return f16_to_float(static_cast<const f16_t*>(src)[i]);
-    case DType::bf16: return bf16_to_float(static_cast<const bf16_t*>(src)[i]);
-    default: return 0.0f;  // excluded by the caller's check
+    case DType::f32:
+      return static_cast<const float*>(src)[i];
+    case DType::f16:
+      return f16_to_float(static_cast<const f16_t*>(src)[i]);
+    case DType::bf16:
+      return bf16_to_float(static_cast<const bf16_t*>(src)[i]);
+    default:
+      return 0.0f;  // excluded by the caller's check
   }
 }
 
 void store_from_float(void* dst, DType dtype, std::size_t i, float value) {
   switch (dtype) {
-    case DType::f32: static_cast<float*>(dst)[i] = value; break;
-    case DType::f16: static_cast<f16_t*>(dst)[i] = float_to_f16(value); break;
-    case DType::bf16: static_cast<bf16_t*>(dst)[i] = float_to_bf16(value); break;
-    default: break;  // excluded by the caller's check
+    case DType::f32:
+      static_cast<float*>(dst)[i] = value;
+      break;
+    case DType::f16:
+      static_cast<f16_t*>(dst)[i] = float_to_f16(value);
+      break;
+    case DType::bf16:
+      static_cast<bf16_t*>(dst)[i] = float_to_bf16(value);
+      break;
+    default:
+      break;  // excluded by the caller's check
   }
 }
 
 const KernelTable& kernel_factories() {
   static const KernelTable factories = [] {
     KernelTable table = {
-      {"MatMul", make_matmul_kernel},
-      {"Gemm", make_gemm_kernel},
-      {"Conv", make_conv_kernel},
-      {"BatchNormalization", make_batch_norm_kernel},
-      {"Relu", make_unary_kernel},
-      {"Sigmoid", make_unary_kernel},
-      {"Tanh", make_unary_kernel},
-      {"Gelu", make_unary_kernel},
-      {"Add", make_binary_kernel},
-      {"Mul", make_binary_kernel},
-      {"MaxPool", make_max_pool_kernel},
-      {"AveragePool", make_average_pool_kernel},
-      {"GlobalAveragePool", make_global_average_pool_kernel},
-      {"Softmax", make_softmax_kernel},
-      {"LayerNormalization", make_layer_norm_kernel},
-      {"Reshape", make_reshape_kernel},
-      {"Flatten", make_flatten_kernel},
-      {"Transpose", make_transpose_kernel},
-      {"Concat", make_concat_kernel},
-      {"Gather", make_gather_kernel},
-      {"LSTM", make_lstm_kernel},
+        {"MatMul", make_matmul_kernel},
+        {"Gemm", make_gemm_kernel},
+        {"Conv", make_conv_kernel},
+        {"BatchNormalization", make_batch_norm_kernel},
+        {"Relu", make_unary_kernel},
+        {"Sigmoid", make_unary_kernel},
+        {"Tanh", make_unary_kernel},
+        {"Gelu", make_unary_kernel},
+        {"Add", make_binary_kernel},
+        {"Mul", make_binary_kernel},
+        {"MaxPool", make_max_pool_kernel},
+        {"AveragePool", make_average_pool_kernel},
+        {"GlobalAveragePool", make_global_average_pool_kernel},
+        {"Softmax", make_softmax_kernel},
+        {"LayerNormalization", make_layer_norm_kernel},
+        {"Reshape", make_reshape_kernel},
+        {"Flatten", make_flatten_kernel},
+        {"Transpose", make_transpose_kernel},
+        {"Concat", make_concat_kernel},
+        {"Gather", make_gather_kernel},
+        {"LSTM", make_lstm_kernel},
     };
     register_elementwise_kernels(table);
     register_conv_kernels(table);
@@ -171,13 +182,11 @@ void CpuBackend::deallocate(void* ptr) noexcept { std::free(ptr); }
 void* CpuBackend::allocate_host(std::size_t bytes) { return aligned_allocation(bytes, "host allocation"); }
 void CpuBackend::deallocate_host(void* ptr) noexcept { std::free(ptr); }
 
-void CpuBackend::convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
-                         Stream&) {
+void CpuBackend::convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count, Stream&) {
   const auto convertible = [](DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; };
   if (!convertible(src_dtype) || !convertible(dst_dtype))
-    throw Error(ErrorCode::unsupported, "cpu backend: cannot convert " + std::string(dtype_name(src_dtype)) +
-                                            " to " + std::string(dtype_name(dst_dtype)) +
-                                            " (only f32, f16 and bf16)");
+    throw Error(ErrorCode::unsupported, "cpu backend: cannot convert " + std::string(dtype_name(src_dtype)) + " to " +
+                                            std::string(dtype_name(dst_dtype)) + " (only f32, f16 and bf16)");
   if (count == 0) return;
   if (src_dtype == dst_dtype) {
     if (dst != src) std::memmove(dst, src, count * dtype_size(src_dtype));

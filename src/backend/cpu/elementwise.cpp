@@ -41,8 +41,8 @@ void require_dtype_in(const KernelSpec& spec, DType dtype, std::initializer_list
     if (dtype == ok) return;
   std::string list;
   for (DType ok : allowed) list += (list.empty() ? "" : ", ") + std::string(dtype_name(ok));
-  std::string text = std::string(role) + ": dtype " + std::string(dtype_name(dtype)) + " is not supported (expects " +
-                     list + ")";
+  std::string text =
+      std::string(role) + ": dtype " + std::string(dtype_name(dtype)) + " is not supported (expects " + list + ")";
   if (dtype == DType::f16 || dtype == DType::bf16) text += "; 16-bit float math needs the CUDA backend";
   throw_unsupported(spec, text);
 }
@@ -55,8 +55,24 @@ constexpr std::initializer_list<DType> kArithmetic = {DType::f32, DType::i64, DT
 // ---------------------------------------------------------------- unary
 
 enum class UnaryFn {
-  relu, leaky_relu, elu, sigmoid, hard_sigmoid, hard_swish, tanh, erf, softplus, gelu_erf, gelu_tanh,
-  sqrt, reciprocal, exp, log, neg, abs, logical_not,
+  relu,
+  leaky_relu,
+  elu,
+  sigmoid,
+  hard_sigmoid,
+  hard_swish,
+  tanh,
+  erf,
+  softplus,
+  gelu_erf,
+  gelu_tanh,
+  sqrt,
+  reciprocal,
+  exp,
+  log,
+  neg,
+  abs,
+  logical_not,
 };
 
 class UnaryKernel final : public OpKernel {
@@ -142,32 +158,54 @@ class UnaryKernel final : public OpKernel {
       for (std::int64_t i = 0; i < count_; ++i) y[i] = x[i] ? 0 : 1;
     } else if constexpr (std::is_integral_v<T>) {
       switch (fn_) {
-        case UnaryFn::relu: return map(x, y, [](T v) { return v > 0 ? v : T{0}; });
-        case UnaryFn::neg: return map(x, y, [](T v) { return wrap_neg(v); });
-        case UnaryFn::abs: return map(x, y, [](T v) { return v < 0 ? wrap_neg(v) : v; });
-        default: return;  // rejected at creation
+        case UnaryFn::relu:
+          return map(x, y, [](T v) { return v > 0 ? v : T{0}; });
+        case UnaryFn::neg:
+          return map(x, y, [](T v) { return wrap_neg(v); });
+        case UnaryFn::abs:
+          return map(x, y, [](T v) { return v < 0 ? wrap_neg(v) : v; });
+        default:
+          return;  // rejected at creation
       }
     } else {
       const float alpha = alpha_, beta = beta_;
       switch (fn_) {
-        case UnaryFn::relu: return map(x, y, [](float v) { return v > 0.0f ? v : 0.0f; });
-        case UnaryFn::neg: return map(x, y, [](float v) { return -v; });
-        case UnaryFn::abs: return map(x, y, [](float v) { return std::fabs(v); });
-        case UnaryFn::leaky_relu: return map(x, y, [=](float v) { return v < 0.0f ? alpha * v : v; });
-        case UnaryFn::elu: return map(x, y, [=](float v) { return elu(v, alpha); });
-        case UnaryFn::sigmoid: return map(x, y, [](float v) { return sigmoid(v); });
-        case UnaryFn::hard_sigmoid: return map(x, y, [=](float v) { return hard_sigmoid(v, alpha, beta); });
-        case UnaryFn::hard_swish: return map(x, y, [](float v) { return hard_swish(v); });
-        case UnaryFn::tanh: return map(x, y, [](float v) { return std::tanh(v); });
-        case UnaryFn::erf: return map(x, y, [](float v) { return std::erf(v); });
-        case UnaryFn::softplus: return map(x, y, [](float v) { return softplus(v); });
-        case UnaryFn::gelu_erf: return map(x, y, [](float v) { return gelu_erf(v); });
-        case UnaryFn::gelu_tanh: return map(x, y, [](float v) { return gelu_tanh(v); });
-        case UnaryFn::sqrt: return map(x, y, [](float v) { return std::sqrt(v); });
-        case UnaryFn::reciprocal: return map(x, y, [](float v) { return 1.0f / v; });
-        case UnaryFn::exp: return map(x, y, [](float v) { return std::exp(v); });
-        case UnaryFn::log: return map(x, y, [](float v) { return std::log(v); });
-        case UnaryFn::logical_not: return;  // bool only
+        case UnaryFn::relu:
+          return map(x, y, [](float v) { return v > 0.0f ? v : 0.0f; });
+        case UnaryFn::neg:
+          return map(x, y, [](float v) { return -v; });
+        case UnaryFn::abs:
+          return map(x, y, [](float v) { return std::fabs(v); });
+        case UnaryFn::leaky_relu:
+          return map(x, y, [=](float v) { return v < 0.0f ? alpha * v : v; });
+        case UnaryFn::elu:
+          return map(x, y, [=](float v) { return elu(v, alpha); });
+        case UnaryFn::sigmoid:
+          return map(x, y, [](float v) { return sigmoid(v); });
+        case UnaryFn::hard_sigmoid:
+          return map(x, y, [=](float v) { return hard_sigmoid(v, alpha, beta); });
+        case UnaryFn::hard_swish:
+          return map(x, y, [](float v) { return hard_swish(v); });
+        case UnaryFn::tanh:
+          return map(x, y, [](float v) { return std::tanh(v); });
+        case UnaryFn::erf:
+          return map(x, y, [](float v) { return std::erf(v); });
+        case UnaryFn::softplus:
+          return map(x, y, [](float v) { return softplus(v); });
+        case UnaryFn::gelu_erf:
+          return map(x, y, [](float v) { return gelu_erf(v); });
+        case UnaryFn::gelu_tanh:
+          return map(x, y, [](float v) { return gelu_tanh(v); });
+        case UnaryFn::sqrt:
+          return map(x, y, [](float v) { return std::sqrt(v); });
+        case UnaryFn::reciprocal:
+          return map(x, y, [](float v) { return 1.0f / v; });
+        case UnaryFn::exp:
+          return map(x, y, [](float v) { return std::exp(v); });
+        case UnaryFn::log:
+          return map(x, y, [](float v) { return std::log(v); });
+        case UnaryFn::logical_not:
+          return;  // bool only
       }
     }
   }
@@ -182,7 +220,19 @@ class UnaryKernel final : public OpKernel {
 // ---------------------------------------------------------------- binary
 
 enum class BinaryFn {
-  add, sub, mul, div, pow, prelu, equal, less, greater, less_equal, greater_equal, logical_and, logical_or,
+  add,
+  sub,
+  mul,
+  div,
+  pow,
+  prelu,
+  equal,
+  less,
+  greater,
+  less_equal,
+  greater_equal,
+  logical_and,
+  logical_or,
   logical_xor,
 };
 
@@ -299,21 +349,31 @@ class BinaryKernel final : public OpKernel {
   void run_arithmetic(const T* a, const T* b, T* c) const {
     if constexpr (std::is_integral_v<T>) {
       switch (fn_) {
-        case BinaryFn::add: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_add(x, y); });
-        case BinaryFn::sub: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_sub(x, y); });
-        case BinaryFn::mul: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_mul(x, y); });
-        case BinaryFn::div: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return int_div(x, y); });
-        default: return;  // floats only (PRelu) or handled elsewhere
+        case BinaryFn::add:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_add(x, y); });
+        case BinaryFn::sub:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_sub(x, y); });
+        case BinaryFn::mul:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) { return wrap_mul(x, y); });
+        case BinaryFn::div:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) { return int_div(x, y); });
+        default:
+          return;  // floats only (PRelu) or handled elsewhere
       }
     } else {
       switch (fn_) {
-        case BinaryFn::add: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x + y; });
-        case BinaryFn::sub: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x - y; });
-        case BinaryFn::mul: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x * y; });
-        case BinaryFn::div: return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x / y; });
+        case BinaryFn::add:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x + y; });
+        case BinaryFn::sub:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x - y; });
+        case BinaryFn::mul:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x * y; });
+        case BinaryFn::div:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) { return x / y; });
         case BinaryFn::prelu:
           return broadcast_binary(plan_, a, b, c, [](T x, T slope) { return x < T{0} ? slope * x : x; });
-        default: return;
+        default:
+          return;
       }
     }
   }
@@ -323,14 +383,16 @@ class BinaryKernel final : public OpKernel {
     if constexpr (std::is_same_v<T, bool_t>) {
       // Any nonzero byte is true.
       switch (fn_) {
-        case BinaryFn::equal: return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return !x == !y; });
+        case BinaryFn::equal:
+          return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return !x == !y; });
         case BinaryFn::logical_and:
           return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return x && y; });
         case BinaryFn::logical_or:
           return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return x || y; });
         case BinaryFn::logical_xor:
           return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return !x != !y; });
-        default: return;  // orderings reject bool at creation
+        default:
+          return;  // orderings reject bool at creation
       }
     } else {
       switch (fn_) {
@@ -344,7 +406,8 @@ class BinaryKernel final : public OpKernel {
           return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return load(x) <= load(y); });
         case BinaryFn::greater_equal:
           return broadcast_binary(plan_, a, b, c, [](T x, T y) -> bool_t { return load(x) >= load(y); });
-        default: return;  // logic ops are bool only
+        default:
+          return;  // logic ops are bool only
       }
     }
   }

@@ -35,7 +35,6 @@ D convert(S v) {
   }
 }
 
-
 class CastKernel final : public OpKernel {
  public:
   explicit CastKernel(const KernelSpec& spec) : OpKernel(spec) {

@@ -15,8 +15,14 @@ namespace {
 constexpr std::initializer_list<DType> kNumeric = {DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32};
 
 // NaN wins: x != x only for NaN, so either NaN operand propagates (as numpy's minimum/maximum).
-template <class C> inline C max_of(C x, C y) { return (x > y || x != x) ? x : y; }
-template <class C> inline C min_of(C x, C y) { return (x < y || x != x) ? x : y; }
+template <class C>
+inline C max_of(C x, C y) {
+  return (x > y || x != x) ? x : y;
+}
+template <class C>
+inline C min_of(C x, C y) {
+  return (x < y || x != x) ? x : y;
+}
 
 // Folds the inputs pairwise into the output: out = op(in0, in1), then out = op(out, in_k). Each
 // step reads the output at the element it writes, so working in place is safe.
@@ -133,10 +139,14 @@ class WhereKernel final : public OpKernel {
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     switch (dtype_size(dtype_)) {
-      case 1: return run_sized<std::uint8_t>(inputs, outputs);
-      case 2: return run_sized<std::uint16_t>(inputs, outputs);
-      case 4: return run_sized<std::uint32_t>(inputs, outputs);
-      default: return run_sized<std::uint64_t>(inputs, outputs);
+      case 1:
+        return run_sized<std::uint8_t>(inputs, outputs);
+      case 2:
+        return run_sized<std::uint16_t>(inputs, outputs);
+      case 4:
+        return run_sized<std::uint32_t>(inputs, outputs);
+      default:
+        return run_sized<std::uint64_t>(inputs, outputs);
     }
   }
 

@@ -22,25 +22,44 @@ namespace loom::backend::cpu {
 // bool tensors hold one byte per element (0 or 1).
 using bool_t = std::uint8_t;
 
-template <class T> struct compute_of { using type = T; };
-template <> struct compute_of<f16_t> { using type = float; };
-template <> struct compute_of<bf16_t> { using type = float; };
-template <class T> using compute_t = typename compute_of<T>::type;
+template <class T>
+struct compute_of {
+  using type = T;
+};
+template <>
+struct compute_of<f16_t> {
+  using type = float;
+};
+template <>
+struct compute_of<bf16_t> {
+  using type = float;
+};
+template <class T>
+using compute_t = typename compute_of<T>::type;
 
-template <class T> inline compute_t<T> load(T v) {
-  if constexpr (std::is_same_v<T, f16_t>) return f16_to_float(v);
-  else if constexpr (std::is_same_v<T, bf16_t>) return bf16_to_float(v);
-  else return v;
+template <class T>
+inline compute_t<T> load(T v) {
+  if constexpr (std::is_same_v<T, f16_t>)
+    return f16_to_float(v);
+  else if constexpr (std::is_same_v<T, bf16_t>)
+    return bf16_to_float(v);
+  else
+    return v;
 }
-template <class T> inline T store(compute_t<T> v) {
-  if constexpr (std::is_same_v<T, f16_t>) return float_to_f16(v);
-  else if constexpr (std::is_same_v<T, bf16_t>) return float_to_bf16(v);
-  else return v;
+template <class T>
+inline T store(compute_t<T> v) {
+  if constexpr (std::is_same_v<T, f16_t>)
+    return float_to_f16(v);
+  else if constexpr (std::is_same_v<T, bf16_t>)
+    return float_to_bf16(v);
+  else
+    return v;
 }
 
 // Calls f(std::type_identity<T>{}) for the one T among Ts whose dtype is `dtype`; returns false
 // (calling nothing) when none matches. Only the listed types are instantiated.
-template <class... Ts, class F> bool dispatch(DType dtype, F&& f) {
+template <class... Ts, class F>
+bool dispatch(DType dtype, F&& f) {
   return ((dtype_of<Ts>::value == dtype ? (f(std::type_identity<Ts>{}), true) : false) || ...);
 }
 
@@ -49,23 +68,30 @@ inline bool is_integer_dtype(DType dtype) { return dtype == DType::i64 || dtype 
 // ---- integer rules ----
 
 // Two's-complement wrapping arithmetic (signed overflow would be undefined behaviour).
-template <class T> inline T wrap_add(T a, T b) {
+template <class T>
+inline T wrap_add(T a, T b) {
   using U = std::make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
 }
-template <class T> inline T wrap_sub(T a, T b) {
+template <class T>
+inline T wrap_sub(T a, T b) {
   using U = std::make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
 }
-template <class T> inline T wrap_mul(T a, T b) {
+template <class T>
+inline T wrap_mul(T a, T b) {
   using U = std::make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
-template <class T> inline T wrap_neg(T a) { return wrap_sub(T{0}, a); }
+template <class T>
+inline T wrap_neg(T a) {
+  return wrap_sub(T{0}, a);
+}
 
 // C division (truncating toward zero). x / 0 gives 0 and MIN / -1 wraps to MIN instead of
 // trapping; ONNX leaves both undefined.
-template <class T> inline T int_div(T a, T b) {
+template <class T>
+inline T int_div(T a, T b) {
   if (b == 0) return T{0};
   if (b == T{-1}) return wrap_neg(a);
   return static_cast<T>(a / b);
@@ -73,7 +99,8 @@ template <class T> inline T int_div(T a, T b) {
 
 // base^exponent by squaring, wrapping on overflow. Negative exponents truncate 1/base^|e| as C
 // would: 1 and -1 keep their magnitude, every other base gives 0.
-template <class T> inline T int_pow(T base, std::int64_t exponent) {
+template <class T>
+inline T int_pow(T base, std::int64_t exponent) {
   if (exponent < 0) {
     if (base == 1) return T{1};
     if (base == T{-1}) return (exponent & 1) ? T{-1} : T{1};
@@ -90,7 +117,8 @@ template <class T> inline T int_pow(T base, std::int64_t exponent) {
 
 // Float -> integer truncating toward zero, saturating at the type's limits, NaN -> 0 (C++ leaves
 // out-of-range conversions undefined; this matches the CUDA conversion instructions).
-template <class I> inline I saturate_to_int(double v) {
+template <class I>
+inline I saturate_to_int(double v) {
   if (std::isnan(v)) return I{0};
   if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
   if (v <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();

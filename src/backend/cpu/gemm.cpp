@@ -25,8 +25,7 @@ constexpr std::int64_t kColBlock = 1024;  // a multiple of kTileCols
 // Packs rows [row0, row0 + rows) x depth [p0, p0 + depth) of A into slivers of kTileRows rows:
 // sliver s holds, for each p, the kTileRows values A[row0 + s*kTileRows + i, p0 + p]. Rows past
 // the end are zero so the tile kernel never needs an edge case.
-void pack_a(const MatrixRef& a, std::int64_t row0, std::int64_t p0, std::int64_t rows, std::int64_t depth,
-            float* dst) {
+void pack_a(const MatrixRef& a, std::int64_t row0, std::int64_t p0, std::int64_t rows, std::int64_t depth, float* dst) {
   for (std::int64_t s = 0; s < rows; s += kTileRows) {
     const std::int64_t valid = std::min(kTileRows, rows - s);
     for (std::int64_t i = 0; i < kTileRows; ++i) {
@@ -44,8 +43,7 @@ void pack_a(const MatrixRef& a, std::int64_t row0, std::int64_t p0, std::int64_t
 
 // Packs depth [p0, p0 + depth) x columns [col0, col0 + cols) of B into slivers of kTileCols
 // columns: sliver s holds, for each p, the kTileCols values B[p0 + p, col0 + s*kTileCols + j].
-void pack_b(const MatrixRef& b, std::int64_t p0, std::int64_t col0, std::int64_t depth, std::int64_t cols,
-            float* dst) {
+void pack_b(const MatrixRef& b, std::int64_t p0, std::int64_t col0, std::int64_t depth, std::int64_t cols, float* dst) {
   for (std::int64_t s = 0; s < cols; s += kTileCols) {
     const std::int64_t valid = std::min(kTileCols, cols - s);
     const float* in = b.data + p0 * b.row_stride + (col0 + s) * b.col_stride;
@@ -88,8 +86,7 @@ void pack_b(const MatrixRef& b, std::int64_t p0, std::int64_t col0, std::int64_t
 
 // tile[i][j] = sum_p a[p][i] * b[p][j] over one packed A sliver and one packed B sliver.
 LOOM_TILE_KERNEL_CLONES
-void multiply_tile(std::int64_t depth, const float* __restrict a, const float* __restrict b,
-                   float* __restrict tile) {
+void multiply_tile(std::int64_t depth, const float* __restrict a, const float* __restrict b, float* __restrict tile) {
   float acc[kTileRows][kTileCols] = {};
   for (std::int64_t p = 0; p < depth; ++p) {
 #pragma GCC unroll 8
@@ -105,8 +102,8 @@ void multiply_tile(std::int64_t depth, const float* __restrict a, const float* _
 }
 
 // Writes a finished tile into C. The first depth block applies beta; later ones accumulate.
-void store_tile(const float* tile, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols,
-                float alpha, float beta, bool first_depth_block) {
+void store_tile(const float* tile, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols, float alpha,
+                float beta, bool first_depth_block) {
   for (std::int64_t i = 0; i < rows; ++i) {
     float* out = c + i * ldc;
     const float* in = tile + i * kTileCols;
@@ -126,8 +123,7 @@ constexpr std::int64_t kSmallRows = 4;
 
 LOOM_TILE_KERNEL_CLONES
 void multiply_few_rows(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a,
-                       const float* __restrict b, std::int64_t ldb, float* __restrict c,
-                       std::int64_t ldc) {
+                       const float* __restrict b, std::int64_t ldb, float* __restrict c, std::int64_t ldc) {
   // Column blocks keep the kSmallRows pieces of C in L1 while B streams past.
   constexpr std::int64_t kColumns = 512;
   for (std::int64_t col0 = 0; col0 < n; col0 += kColumns) {
@@ -146,9 +142,9 @@ void multiply_few_rows(std::int64_t m, std::int64_t n, std::int64_t k, float alp
 // The same with B's columns contiguous (a transposed weight): each C entry is a dot product,
 // summed in 16 independent lanes so it vectorises without reassociation.
 LOOM_TILE_KERNEL_CLONES
-void multiply_few_rows_by_columns(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                                  MatrixRef a, const float* __restrict b, std::int64_t ldb,
-                                  float* __restrict c, std::int64_t ldc, float* __restrict a_row) {
+void multiply_few_rows_by_columns(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a,
+                                  const float* __restrict b, std::int64_t ldb, float* __restrict c, std::int64_t ldc,
+                                  float* __restrict a_row) {
   constexpr std::int64_t kLanes = 16;
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t p = 0; p < k; ++p) a_row[p] = a.data[i * a.row_stride + p * a.col_stride];
@@ -194,8 +190,8 @@ std::size_t gemm_workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t k)
   return static_cast<std::size_t>(std::max(packed_floats, k)) * sizeof(float);
 }
 
-void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a, MatrixRef b,
-          float beta, float* c, std::int64_t ldc, void* workspace) {
+void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta, float* c,
+          std::int64_t ldc, void* workspace) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.0f) {
     scale_c(m, n, beta, c, ldc);
@@ -206,8 +202,7 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef
     if (b.col_stride == 1)
       multiply_few_rows(m, n, k, alpha, a, b.data, b.row_stride, c, ldc);
     else
-      multiply_few_rows_by_columns(m, n, k, alpha, a, b.data, b.col_stride, c, ldc,
-                                   static_cast<float*>(workspace));
+      multiply_few_rows_by_columns(m, n, k, alpha, a, b.data, b.col_stride, c, ldc, static_cast<float*>(workspace));
     return;
   }
   float* packed_a = static_cast<float*>(workspace);
@@ -228,8 +223,8 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef
           const std::int64_t tile_cols = std::min(kTileCols, cols - js);
           for (std::int64_t is = 0; is < rows; is += kTileRows) {
             multiply_tile(depth, packed_a + is * depth, b_sliver, tile);
-            store_tile(tile, c + (row0 + is) * ldc + col0 + js, ldc, std::min(kTileRows, rows - is),
-                       tile_cols, alpha, beta, first_depth_block);
+            store_tile(tile, c + (row0 + is) * ldc + col0 + js, ldc, std::min(kTileRows, rows - is), tile_cols, alpha,
+                       beta, first_depth_block);
           }
         }
       }

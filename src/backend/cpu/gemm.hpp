@@ -26,7 +26,7 @@ std::size_t gemm_workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t k)
 // beta == 0 never reads C, so C may hold garbage (NaN) on entry. `workspace` holds at least
 // gemm_workspace_bytes(m, n, k) bytes (any alignment; 64 bytes is fastest). C must not overlap
 // A, B or the workspace.
-void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a, MatrixRef b,
-          float beta, float* c, std::int64_t ldc, void* workspace);
+void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta, float* c,
+          std::int64_t ldc, void* workspace);
 
 }  // namespace loom::backend::cpu

@@ -30,7 +30,8 @@ class GruKernel final : public OpKernel {
       if (i != kGruSequenceLens && spec.inputs[i].present)
         require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
     for (std::size_t i = 0; i < spec.outputs.size(); ++i)
-      if (spec.outputs[i].present) require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
+      if (spec.outputs[i].present)
+        require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
   }
 
   std::size_t workspace_bytes() const override {
@@ -45,8 +46,7 @@ class GruKernel final : public OpKernel {
   }
 
  protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
-                Stream&) override;
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace, Stream&) override;
 
  private:
   void run_direction(std::int64_t d, std::span<const void* const> inputs, std::span<void* const> outputs,
@@ -67,9 +67,9 @@ void GruKernel::run_impl(std::span<const void* const> inputs, std::span<void* co
                                       ? static_cast<const std::int32_t*>(inputs[kGruSequenceLens])[b]
                                       : static_cast<const std::int64_t*>(inputs[kGruSequenceLens])[b];
       if (length < 0 || length > gru_.steps)
-        throw Error(ErrorCode::invalid_argument, "GRU node '" + node_name() + "': sequence_lens[" +
-                                                     std::to_string(b) + "] = " + std::to_string(length) +
-                                                     " is outside [0, " + std::to_string(gru_.steps) + "]");
+        throw Error(ErrorCode::invalid_argument, "GRU node '" + node_name() + "': sequence_lens[" + std::to_string(b) +
+                                                     "] = " + std::to_string(length) + " is outside [0, " +
+                                                     std::to_string(gru_.steps) + "]");
       lengths[b] = length;
     }
   }
@@ -93,8 +93,8 @@ void GruKernel::run_direction(std::int64_t d, std::span<const void* const> input
 
   float* projected = scratch;  // [steps * batch, 3H]: X · W^T plus the biases outside the reset gate
   float* step_gates = projected + aligned_floats(gru_.steps * batch * gates);  // [batch, 3H]
-  float* update_reset = step_gates + aligned_floats(batch * gates);             // [batch, 2H]: z, r after f
-  float* h = update_reset + aligned_floats(batch * 2 * hidden);                 // [batch, H]
+  float* update_reset = step_gates + aligned_floats(batch * gates);            // [batch, 2H]: z, r after f
+  float* h = update_reset + aligned_floats(batch * 2 * hidden);                // [batch, H]
   float* candidate_in = h + aligned_floats(batch * hidden);  // [batch, H]: r ⊙ H, or H·Rhᵀ when linear before reset
   void* gemm_workspace = candidate_in + aligned_floats(batch * hidden);
 

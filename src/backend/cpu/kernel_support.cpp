@@ -8,12 +8,10 @@ namespace loom::backend::cpu {
 void require_input_count(const KernelSpec& spec, std::size_t min, std::size_t max) {
   const std::size_t count = spec.inputs.size();
   if (count < min || count > max)
-    throw_bad_shape(spec, "expects " + std::to_string(min) +
-                              (min == max ? "" : " to " + std::to_string(max)) + " inputs, got " +
-                              std::to_string(count));
+    throw_bad_shape(spec, "expects " + std::to_string(min) + (min == max ? "" : " to " + std::to_string(max)) +
+                              " inputs, got " + std::to_string(count));
   if (spec.constants.size() != 0 && spec.constants.size() != count)
-    throw Error(ErrorCode::internal, "KernelSpec for " + spec.node->op_type + " node '" +
-                                         spec.node->name + "' has " +
+    throw Error(ErrorCode::internal, "KernelSpec for " + spec.node->op_type + " node '" + spec.node->name + "' has " +
                                          std::to_string(spec.constants.size()) + " constants for " +
                                          std::to_string(count) + " inputs");
 }
@@ -21,8 +19,7 @@ void require_input_count(const KernelSpec& spec, std::size_t min, std::size_t ma
 void require_output_count(const KernelSpec& spec, std::size_t min, std::size_t max) {
   const std::size_t count = spec.outputs.size();
   if (count < min)
-    throw_bad_shape(spec, "expects at least " + std::to_string(min) + " outputs, got " +
-                              std::to_string(count));
+    throw_bad_shape(spec, "expects at least " + std::to_string(min) + " outputs, got " + std::to_string(count));
   for (std::size_t i = max; i < count; ++i)
     if (spec.outputs[i].present)
       throw_unsupported(spec, "output " + std::to_string(i) + " is not produced by the CPU backend");
@@ -57,8 +54,8 @@ void require_f32(const KernelSpec& spec) {
 std::int64_t normalize_axis(const KernelSpec& spec, std::int64_t axis, std::int64_t rank, const char* role) {
   const std::int64_t normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= rank)
-    throw_bad_shape(spec, std::string(role) + " " + std::to_string(axis) + " is out of range for rank " +
-                              std::to_string(rank));
+    throw_bad_shape(
+        spec, std::string(role) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return normalized;
 }
 
@@ -81,8 +78,8 @@ std::optional<std::vector<std::int64_t>> broadcast_strides(const Shape& in, cons
 
 void require_shape(const KernelSpec& spec, const Shape& actual, const Shape& expected, const char* role) {
   if (actual != expected)
-    throw_bad_shape(spec, std::string(role) + " has shape " + actual.to_string() + ", expected " +
-                              expected.to_string());
+    throw_bad_shape(spec,
+                    std::string(role) + " has shape " + actual.to_string() + ", expected " + expected.to_string());
 }
 
 std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t begin, std::size_t end) {

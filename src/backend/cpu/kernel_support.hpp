@@ -27,8 +27,7 @@ void require_f32(const KernelSpec& spec);
 void require_dtype(const KernelSpec& spec, const TensorDesc& desc, DType expected, const char* role);
 
 // Maps a possibly negative axis into [0, rank); throws shape_mismatch when out of range.
-std::int64_t normalize_axis(const KernelSpec& spec, std::int64_t axis, std::int64_t rank,
-                            const char* role = "axis");
+std::int64_t normalize_axis(const KernelSpec& spec, std::int64_t axis, std::int64_t rank, const char* role = "axis");
 
 // Element strides of a row-major tensor of shape `in` viewed as the (numpy-broadcast) shape `out`:
 // right-aligned, 0 along broadcast dimensions. nullopt when `in` does not broadcast to `out`.

@@ -25,8 +25,8 @@ void copy_bytes(void* dst, const void* src, std::size_t bytes) {
 
 void require_same_dtype(const KernelSpec& spec, const TensorDesc& desc, DType dtype, const char* role) {
   if (desc.present && desc.dtype != dtype)
-    throw Error(ErrorCode::dtype_mismatch, spec.node->op_type + " node '" + spec.node->name + "': " + role +
-                                               " is " + std::string(dtype_name(desc.dtype)) + ", expected " +
+    throw Error(ErrorCode::dtype_mismatch, spec.node->op_type + " node '" + spec.node->name + "': " + role + " is " +
+                                               std::string(dtype_name(desc.dtype)) + ", expected " +
                                                std::string(dtype_name(dtype)));
 }
 
@@ -91,8 +91,8 @@ std::unique_ptr<OpKernel> make_flatten(const KernelSpec& spec) {
   std::int64_t axis = spec.node->attrs.get_int("axis", 1);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank)
-    throw_bad_shape(spec, "axis " + std::to_string(spec.node->attrs.get_int("axis", 1)) +
-                              " is out of range for rank " + std::to_string(rank));
+    throw_bad_shape(spec, "axis " + std::to_string(spec.node->attrs.get_int("axis", 1)) + " is out of range for rank " +
+                              std::to_string(rank));
   const auto split = static_cast<std::size_t>(axis);
   const Shape expected{product(in.shape.dims(), 0, split), product(in.shape.dims(), split, in.shape.rank())};
   require_shape(spec, spec.outputs[0].shape, expected, "output");
@@ -108,8 +108,8 @@ std::unique_ptr<OpKernel> make_same_bytes(const KernelSpec& spec, std::size_t ma
   const TensorDesc& in = spec.inputs[0];
   require_same_dtype(spec, spec.outputs[0], in.dtype, "output");
   if (spec.outputs[0].shape.numel() != in.shape.numel())
-    throw_bad_shape(spec, "output " + spec.outputs[0].shape.to_string() + " does not hold the elements of " +
-                              in.shape.to_string());
+    throw_bad_shape(
+        spec, "output " + spec.outputs[0].shape.to_string() + " does not hold the elements of " + in.shape.to_string());
   return std::make_unique<CopyKernel>(spec, static_cast<std::size_t>(in.shape.numel()) * dtype_size(in.dtype));
 }
 
@@ -249,8 +249,8 @@ class GatherKernel final : public OpKernel {
     outer_ = product(data.shape.dims(), 0, axis);
     axis_length_ = data.shape[axis];
     index_count_ = indices.shape.numel();
-    slice_bytes_ = static_cast<std::size_t>(product(data.shape.dims(), axis + 1, data.shape.rank())) *
-                   dtype_size(data.dtype);
+    slice_bytes_ =
+        static_cast<std::size_t>(product(data.shape.dims(), axis + 1, data.shape.rank())) * dtype_size(data.dtype);
   }
 
  protected:
@@ -294,7 +294,9 @@ class GatherKernel final : public OpKernel {
 
 std::unique_ptr<OpKernel> make_reshape_kernel(const KernelSpec& spec) { return make_reshape(spec); }
 std::unique_ptr<OpKernel> make_flatten_kernel(const KernelSpec& spec) { return make_flatten(spec); }
-std::unique_ptr<OpKernel> make_transpose_kernel(const KernelSpec& spec) { return std::make_unique<TransposeKernel>(spec); }
+std::unique_ptr<OpKernel> make_transpose_kernel(const KernelSpec& spec) {
+  return std::make_unique<TransposeKernel>(spec);
+}
 std::unique_ptr<OpKernel> make_concat_kernel(const KernelSpec& spec) { return std::make_unique<ConcatKernel>(spec); }
 std::unique_ptr<OpKernel> make_gather_kernel(const KernelSpec& spec) { return std::make_unique<GatherKernel>(spec); }
 std::unique_ptr<OpKernel> make_squeeze_kernel(const KernelSpec& spec) { return make_same_bytes(spec, 2); }

@@ -33,7 +33,8 @@ class LstmKernel final : public OpKernel {
       if (i != kSequenceLens && spec.inputs[i].present)
         require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
     for (std::size_t i = 0; i < spec.outputs.size(); ++i)
-      if (spec.outputs[i].present) require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
+      if (spec.outputs[i].present)
+        require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
   }
 
   std::size_t workspace_bytes() const override {
@@ -46,12 +47,11 @@ class LstmKernel final : public OpKernel {
   }
 
  protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
-                Stream&) override;
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace, Stream&) override;
 
  private:
-  void run_direction(std::int64_t d, bool reverse, std::span<const void* const> inputs,
-                     std::span<void* const> outputs, const std::int64_t* lengths, float* scratch) const;
+  void run_direction(std::int64_t d, bool reverse, std::span<const void* const> inputs, std::span<void* const> outputs,
+                     const std::int64_t* lengths, float* scratch) const;
 
   LstmSpec lstm_;  // attributes and shapes, checked once
 };
@@ -68,9 +68,9 @@ void LstmKernel::run_impl(std::span<const void* const> inputs, std::span<void* c
                                       ? static_cast<const std::int32_t*>(inputs[kSequenceLens])[b]
                                       : static_cast<const std::int64_t*>(inputs[kSequenceLens])[b];
       if (length < 0 || length > lstm_.steps)
-        throw Error(ErrorCode::invalid_argument, "LSTM node '" + node_name() + "': sequence_lens[" +
-                                                     std::to_string(b) + "] = " + std::to_string(length) +
-                                                     " is outside [0, " + std::to_string(lstm_.steps) + "]");
+        throw Error(ErrorCode::invalid_argument, "LSTM node '" + node_name() + "': sequence_lens[" + std::to_string(b) +
+                                                     "] = " + std::to_string(length) + " is outside [0, " +
+                                                     std::to_string(lstm_.steps) + "]");
       lengths[b] = length;
     }
   }
@@ -90,17 +90,18 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
   const float* w = static_cast<const float*>(inputs[kW]) + d * gates * lstm_.input_size;
   const float* r = static_cast<const float*>(inputs[kR]) + d * gates * lstm_.hidden;
   const float* bias = lstm_.has_bias ? static_cast<const float*>(inputs[kB]) + d * 2 * gates : nullptr;
-  const float* peepholes = lstm_.has_peepholes ? static_cast<const float*>(inputs[kPeepholes]) + d * 3 * lstm_.hidden : nullptr;
+  const float* peepholes =
+      lstm_.has_peepholes ? static_cast<const float*>(inputs[kPeepholes]) + d * 3 * lstm_.hidden : nullptr;
   const RnnDirectionActivations& act = lstm_.activations[static_cast<std::size_t>(d)];
 
   float* projected = scratch;  // [steps * batch, 4H]: X · W^T + Wb + Rb for every step
   float* step_gates = projected + aligned_floats(lstm_.steps * lstm_.batch * gates);  // [batch, 4H]
-  float* h = step_gates + aligned_floats(lstm_.batch * gates);                   // [batch, H]
+  float* h = step_gates + aligned_floats(lstm_.batch * gates);                        // [batch, H]
   float* c = h + aligned_floats(lstm_.batch * lstm_.hidden);                          // [batch, H]
   void* gemm_workspace = c + aligned_floats(lstm_.batch * lstm_.hidden);
 
-  gemm(lstm_.steps * lstm_.batch, gates, lstm_.input_size, 1.0f, row_major(x, lstm_.input_size), transposed(w, lstm_.input_size), 0.0f,
-       projected, gates, gemm_workspace);
+  gemm(lstm_.steps * lstm_.batch, gates, lstm_.input_size, 1.0f, row_major(x, lstm_.input_size),
+       transposed(w, lstm_.input_size), 0.0f, projected, gates, gemm_workspace);
   if (bias) {
     for (std::int64_t row = 0; row < lstm_.steps * lstm_.batch; ++row) {
       float* out = projected + row * gates;
@@ -138,8 +139,8 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
       const std::int64_t t = reverse ? lengths[b] - 1 - step : step;
       std::memcpy(row, projected + lstm_.x_row(t, b) * gates, static_cast<std::size_t>(gates) * sizeof(float));
     }
-    gemm(lstm_.batch, gates, lstm_.hidden, 1.0f, row_major(h, lstm_.hidden), transposed(r, lstm_.hidden), 1.0f, step_gates, gates,
-         gemm_workspace);
+    gemm(lstm_.batch, gates, lstm_.hidden, 1.0f, row_major(h, lstm_.hidden), transposed(r, lstm_.hidden), 1.0f,
+         step_gates, gates, gemm_workspace);
     for (std::int64_t b = 0; b < lstm_.batch; ++b) {
       if (step >= lengths[b]) continue;  // finished rows keep their last state
       const float* g = step_gates + b * gates;

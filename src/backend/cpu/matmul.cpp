@@ -47,8 +47,8 @@ class MatMulKernel final : public OpKernel {
       const std::int64_t da = dim_of(a_batch);
       const std::int64_t db = dim_of(b_batch);
       if (da != db && da != 1 && db != 1)
-        throw_bad_shape(spec, "batch dimensions do not broadcast: A " + spec.inputs[0].shape.to_string() +
-                                  ", B " + spec.inputs[1].shape.to_string());
+        throw_bad_shape(spec, "batch dimensions do not broadcast: A " + spec.inputs[0].shape.to_string() + ", B " +
+                                  spec.inputs[1].shape.to_string());
       batch[i] = da == 1 ? db : da;
     }
     std::vector<std::int64_t> expected = batch;
@@ -127,16 +127,16 @@ class GemmKernel final : public OpKernel {
     n_ = trans_b_ ? b[0] : b[1];
     const std::int64_t k_of_b = trans_b_ ? b[1] : b[0];
     if (k_of_b != k_)
-      throw_bad_shape(spec, "inner dimensions differ: A " + a.to_string() + (trans_a_ ? " (transposed)" : "") +
-                                ", B " + b.to_string() + (trans_b_ ? " (transposed)" : ""));
+      throw_bad_shape(spec, "inner dimensions differ: A " + a.to_string() + (trans_a_ ? " (transposed)" : "") + ", B " +
+                                b.to_string() + (trans_b_ ? " (transposed)" : ""));
     const Shape y_shape{m_, n_};
     require_shape(spec, spec.outputs[0].shape, y_shape, "output Y");
     has_c_ = spec.inputs.size() == 3 && spec.inputs[2].present;
     if (has_c_) {
       const auto strides = broadcast_strides(spec.inputs[2].shape, y_shape);
       if (!strides)
-        throw_bad_shape(spec, "C " + spec.inputs[2].shape.to_string() + " does not broadcast to " +
-                                  y_shape.to_string());
+        throw_bad_shape(spec,
+                        "C " + spec.inputs[2].shape.to_string() + " does not broadcast to " + y_shape.to_string());
       c_row_stride_ = (*strides)[0];
       c_col_stride_ = (*strides)[1];
     }

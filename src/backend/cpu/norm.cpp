@@ -96,12 +96,14 @@ class LayerNormKernel final : public OpKernel {
   }
 
   std::size_t workspace_bytes() const override {
-    const std::size_t expanded = (scale_layout_ == ParamLayout::partial ? 1 : 0) + (bias_layout_ == ParamLayout::partial ? 1 : 0);
+    const std::size_t expanded =
+        (scale_layout_ == ParamLayout::partial ? 1 : 0) + (bias_layout_ == ParamLayout::partial ? 1 : 0);
     return expanded * static_cast<std::size_t>(width_) * sizeof(float);
   }
 
  protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace, Stream&) override {
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                Stream&) override {
     const float* x = static_cast<const float*>(inputs[0]);
     const float* scale = static_cast<const float*>(inputs[1]);
     const float* bias = bias_layout_ == ParamLayout::absent ? nullptr : static_cast<const float*>(inputs[2]);
@@ -185,7 +187,11 @@ class LayerNormKernel final : public OpKernel {
 
 }  // namespace
 
-std::unique_ptr<OpKernel> make_batch_norm_kernel(const KernelSpec& spec) { return std::make_unique<BatchNormKernel>(spec); }
-std::unique_ptr<OpKernel> make_layer_norm_kernel(const KernelSpec& spec) { return std::make_unique<LayerNormKernel>(spec); }
+std::unique_ptr<OpKernel> make_batch_norm_kernel(const KernelSpec& spec) {
+  return std::make_unique<BatchNormKernel>(spec);
+}
+std::unique_ptr<OpKernel> make_layer_norm_kernel(const KernelSpec& spec) {
+  return std::make_unique<LayerNormKernel>(spec);
+}
 
 }  // namespace loom::backend::cpu

@@ -16,12 +16,32 @@ namespace {
 std::vector<std::uint8_t> value_bytes(float value, DType dtype) {
   std::vector<std::uint8_t> bytes(dtype_size(dtype));
   switch (dtype) {
-    case DType::f32: std::memcpy(bytes.data(), &value, 4); break;
-    case DType::f16: { const f16_t v = float_to_f16(value); std::memcpy(bytes.data(), &v, 2); break; }
-    case DType::bf16: { const bf16_t v = float_to_bf16(value); std::memcpy(bytes.data(), &v, 2); break; }
-    case DType::i64: { const auto v = static_cast<std::int64_t>(value); std::memcpy(bytes.data(), &v, 8); break; }
-    case DType::i32: { const auto v = static_cast<std::int32_t>(value); std::memcpy(bytes.data(), &v, 4); break; }
-    case DType::boolean: bytes[0] = value != 0.0f ? 1 : 0; break;
+    case DType::f32:
+      std::memcpy(bytes.data(), &value, 4);
+      break;
+    case DType::f16: {
+      const f16_t v = float_to_f16(value);
+      std::memcpy(bytes.data(), &v, 2);
+      break;
+    }
+    case DType::bf16: {
+      const bf16_t v = float_to_bf16(value);
+      std::memcpy(bytes.data(), &v, 2);
+      break;
+    }
+    case DType::i64: {
+      const auto v = static_cast<std::int64_t>(value);
+      std::memcpy(bytes.data(), &v, 8);
+      break;
+    }
+    case DType::i32: {
+      const auto v = static_cast<std::int32_t>(value);
+      std::memcpy(bytes.data(), &v, 4);
+      break;
+    }
+    case DType::boolean:
+      bytes[0] = value != 0.0f ? 1 : 0;
+      break;
   }
   return bytes;
 }
@@ -55,7 +75,8 @@ class PadKernel final : public OpKernel {
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     const auto* x = static_cast<const std::uint8_t*>(inputs[0]);
     auto* y = static_cast<std::uint8_t*>(outputs[0]);
-    const std::uint8_t* value = has_value_input_ ? static_cast<const std::uint8_t*>(inputs[2]) : attribute_value_.data();
+    const std::uint8_t* value =
+        has_value_input_ ? static_cast<const std::uint8_t*>(inputs[2]) : attribute_value_.data();
     const std::size_t rank = output_.size();
     std::int64_t rows = 1;
     for (std::size_t a = 0; a + 1 < rank; ++a) rows *= output_[a];
@@ -71,7 +92,8 @@ class PadKernel final : public OpKernel {
       }
       for (std::int64_t c = 0; c < cols; ++c) {
         const std::int64_t s = source_row < 0 ? -1 : last[static_cast<std::size_t>(c)];
-        const std::uint8_t* src = s < 0 ? value : x + (source_row * input_[rank - 1] + s) * static_cast<std::int64_t>(element_);
+        const std::uint8_t* src =
+            s < 0 ? value : x + (source_row * input_[rank - 1] + s) * static_cast<std::int64_t>(element_);
         std::memcpy(y + c * static_cast<std::int64_t>(element_), src, element_);
       }
       for (std::size_t a = rank - 1; a-- > 0;) {

@@ -16,8 +16,14 @@
 namespace loom::backend::cpu {
 namespace {
 
-template <class T> struct AccumulatorOf { using type = std::int64_t; };
-template <> struct AccumulatorOf<float> { using type = double; };
+template <class T>
+struct AccumulatorOf {
+  using type = std::int64_t;
+};
+template <>
+struct AccumulatorOf<float> {
+  using type = double;
+};
 
 template <class T>
 bool is_nan(T v) {
@@ -35,7 +41,8 @@ class ReduceKernel final : public OpKernel {
     const DType dtype = spec.inputs[0].dtype;
     if (integer_dtype(dtype)) {
       if (!reduce_takes_integers(reduce_.kind))
-        throw_unsupported(spec, "dtype " + std::string(dtype_name(dtype)) + " (this reduction takes float tensors only)");
+        throw_unsupported(spec,
+                          "dtype " + std::string(dtype_name(dtype)) + " (this reduction takes float tensors only)");
     } else {
       require_dtype(spec, spec.inputs[0], DType::f32, "data");
     }
@@ -59,10 +66,17 @@ class ReduceKernel final : public OpKernel {
       return;
     }
     switch (dtype_) {
-      case DType::f32: reduce<float>(inputs[0], outputs[0]); break;
-      case DType::i64: reduce<std::int64_t>(inputs[0], outputs[0]); break;
-      case DType::i32: reduce<std::int32_t>(inputs[0], outputs[0]); break;
-      default: break;  // rejected at creation
+      case DType::f32:
+        reduce<float>(inputs[0], outputs[0]);
+        break;
+      case DType::i64:
+        reduce<std::int64_t>(inputs[0], outputs[0]);
+        break;
+      case DType::i32:
+        reduce<std::int32_t>(inputs[0], outputs[0]);
+        break;
+      default:
+        break;  // rejected at creation
     }
   }
 
@@ -100,7 +114,8 @@ class ReduceKernel final : public OpKernel {
     T* y = static_cast<T*>(output);
     const auto count = static_cast<std::size_t>(reduce_.output_count);
     constexpr bool kFloat = std::is_floating_point_v<T>;
-    const Acc lowest = kFloat ? -std::numeric_limits<Acc>::infinity() : static_cast<Acc>(std::numeric_limits<T>::lowest());
+    const Acc lowest =
+        kFloat ? -std::numeric_limits<Acc>::infinity() : static_cast<Acc>(std::numeric_limits<T>::lowest());
     const Acc highest = kFloat ? std::numeric_limits<Acc>::infinity() : static_cast<Acc>(std::numeric_limits<T>::max());
     const ReduceKind kind = reduce_.kind;
 
@@ -144,12 +159,12 @@ class ReduceKernel final : public OpKernel {
       case ReduceKind::log_sum_exp: {
         // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the maximum, so exp never overflows.
         std::vector<Acc> shift(count, lowest);
-        for_each_element([&](std::int64_t o, std::int64_t i) {
-          shift[o] = std::max(shift[o], static_cast<Acc>(x[i]));
-        });
+        for_each_element(
+            [&](std::int64_t o, std::int64_t i) { shift[o] = std::max(shift[o], static_cast<Acc>(x[i])); });
         for (Acc& m : shift)
           if (!std::isfinite(static_cast<double>(m))) m = 0;
-        for_each_element([&](std::int64_t o, std::int64_t i) { acc[o] += std::exp(static_cast<Acc>(x[i]) - shift[o]); });
+        for_each_element(
+            [&](std::int64_t o, std::int64_t i) { acc[o] += std::exp(static_cast<Acc>(x[i]) - shift[o]); });
         for (std::size_t o = 0; o < count; ++o) acc[o] = shift[o] + std::log(acc[o]);
         break;
       }
@@ -182,10 +197,17 @@ class ArgReduceKernel final : public OpKernel {
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     auto* y = static_cast<std::int64_t*>(outputs[0]);
     switch (dtype_) {
-      case DType::f32: arg_reduce(static_cast<const float*>(inputs[0]), y); break;
-      case DType::i64: arg_reduce(static_cast<const std::int64_t*>(inputs[0]), y); break;
-      case DType::i32: arg_reduce(static_cast<const std::int32_t*>(inputs[0]), y); break;
-      default: break;  // rejected at creation
+      case DType::f32:
+        arg_reduce(static_cast<const float*>(inputs[0]), y);
+        break;
+      case DType::i64:
+        arg_reduce(static_cast<const std::int64_t*>(inputs[0]), y);
+        break;
+      case DType::i32:
+        arg_reduce(static_cast<const std::int32_t*>(inputs[0]), y);
+        break;
+      default:
+        break;  // rejected at creation
     }
   }
 

@@ -27,14 +27,17 @@ class TopKKernel final : public OpKernel {
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     auto* indices = static_cast<std::int64_t*>(outputs[1]);
     switch (dtype_) {
-      case DType::f32: top_k(static_cast<const float*>(inputs[0]), static_cast<float*>(outputs[0]), indices); break;
+      case DType::f32:
+        top_k(static_cast<const float*>(inputs[0]), static_cast<float*>(outputs[0]), indices);
+        break;
       case DType::i64:
         top_k(static_cast<const std::int64_t*>(inputs[0]), static_cast<std::int64_t*>(outputs[0]), indices);
         break;
       case DType::i32:
         top_k(static_cast<const std::int32_t*>(inputs[0]), static_cast<std::int32_t*>(outputs[0]), indices);
         break;
-      default: break;  // rejected at creation
+      default:
+        break;  // rejected at creation
     }
   }
 

@@ -21,7 +21,8 @@ class BatchNormKernel final : public CudaOpKernel {
     inner_ = product(x, 2, x.rank());
     param_dtype_ = spec.inputs[1].dtype;
     // The per-channel vectors may stay f32 under an f16 model; they are folded to f32 anyway.
-    if (!is_compute_float(param_dtype_)) throw_unsupported(spec, "scale dtype " + std::string(dtype_name(param_dtype_)));
+    if (!is_compute_float(param_dtype_))
+      throw_unsupported(spec, "scale dtype " + std::string(dtype_name(param_dtype_)));
     for (std::size_t i = 1; i <= 4; ++i) {
       if (spec.inputs[i].dtype != param_dtype_) throw_unsupported(spec, "scale, B, mean and var must share a dtype");
       if (spec.inputs[i].shape.numel() != channels_)

@@ -44,8 +44,7 @@ class ConcatKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     auto* out = static_cast<std::byte*>(outputs[0]);
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
       const Piece& piece = pieces_[i];

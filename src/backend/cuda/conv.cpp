@@ -21,7 +21,6 @@ namespace {
 // memory plan, so a huge one would crowd out activations.
 constexpr std::size_t kMaxConvWorkspace = std::size_t{1} << 30;
 
-
 std::vector<std::int64_t> nchw(std::int64_t n, std::int64_t c, const std::vector<std::int64_t>& spatial) {
   std::vector<std::int64_t> dims{n, c};
   dims.insert(dims.end(), spatial.begin(), spatial.end());
@@ -30,23 +29,26 @@ std::vector<std::int64_t> nchw(std::int64_t n, std::int64_t c, const std::vector
 
 class ConvKernel final : public CudaOpKernel {
  public:
-  ConvKernel(const KernelSpec& spec, CudaBackend& backend) : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {1, 2})) {
+  ConvKernel(const KernelSpec& spec, CudaBackend& backend)
+      : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {1, 2})) {
     const Shape& x = spec.inputs[0].shape;
     const Shape& w = spec.inputs[1].shape;
     if (x.rank() < 3 || w.rank() != x.rank())
-      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() + " must be [N, C, spatial...] and "
-                            "[M, C/group, kernel...] of the same rank");
+      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() +
+                                " must be [N, C, spatial...] and "
+                                "[M, C/group, kernel...] of the same rank");
     const std::int64_t group = spec.node->attrs.get_int("group", 1);
     const std::int64_t batch = x[0], channels = x[1], maps = w[0];
     if (group < 1 || channels % group != 0 || maps % group != 0 || w[1] != channels / group)
-      throw_bad_shape(spec, "W " + w.to_string() + " does not fit X " + x.to_string() + " with group " +
-                                std::to_string(group));
+      throw_bad_shape(
+          spec, "W " + w.to_string() + " does not fit X " + x.to_string() + " with group " + std::to_string(group));
     // cuDNN wants at least 2 spatial dims: a 1-D window gets H = 1.
     const WindowGeometry g = parse_sliding_window(spec, {w.dims().begin() + 2, w.dims().end()}, maps, false)
                                  .padded_to(std::max<std::size_t>(2, x.rank() - 2));
     const std::size_t rank = g.rank();
     has_bias_ = has_input(spec, 2);
-    if (has_bias_ && spec.inputs[2].shape.numel() != maps) throw_bad_shape(spec, "B must hold one value per output map");
+    if (has_bias_ && spec.inputs[2].shape.numel() != maps)
+      throw_bad_shape(spec, "B must hold one value per output map");
 
     // Asymmetric padding: pad X explicitly, then convolve without padding.
     std::vector<std::int64_t> conv_in = g.input, conv_pads = g.pad_begin;
@@ -135,10 +137,9 @@ class ConvKernel final : public CudaOpKernel {
     LOOM_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(cudnn.handle, &max_count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> results(static_cast<std::size_t>(std::max(max_count, 1)));
     int returned = 0;
-    LOOM_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(cudnn.handle, x_desc_.get(), w_desc_.get(),
-                                                            conv_desc_.get(), y_desc_.get(),
-                                                            static_cast<int>(results.size()), &returned,
-                                                            results.data()));
+    LOOM_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+        cudnn.handle, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(), static_cast<int>(results.size()),
+        &returned, results.data()));
     for (int i = 0; i < returned; ++i) {
       const cudnnConvolutionFwdAlgoPerf_t& perf = results[i];
       if (perf.status != CUDNN_STATUS_SUCCESS) continue;
@@ -170,13 +171,14 @@ class ConvKernel final : public CudaOpKernel {
   std::size_t cudnn_workspace_bytes_ = 0;
   std::size_t padded_bytes_ = 0;  // 0 unless pads are asymmetric
   kernels::StridedCopyLayout pad_layout_;
-  std::int64_t pad_offset_ = 0;   // elements from the padded buffer's start to X's first element
+  std::int64_t pad_offset_ = 0;  // elements from the padded buffer's start to X's first element
 };
 
 }  // namespace
 
 int cudnn_int(const KernelSpec& spec, std::int64_t value) {
-  if (value < 0 || value > INT_MAX) throw_unsupported(spec, "dimension " + std::to_string(value) + " exceeds cuDNN's range");
+  if (value < 0 || value > INT_MAX)
+    throw_unsupported(spec, "dimension " + std::to_string(value) + " exceeds cuDNN's range");
   return static_cast<int>(value);
 }
 

@@ -14,7 +14,8 @@ namespace loom::backend::cuda {
 
 class CudaBackend;
 
-std::unique_ptr<OpKernel> create_conv_transpose_kernel(const KernelSpec& spec, CudaBackend& backend);  // conv_transpose.cpp
+std::unique_ptr<OpKernel> create_conv_transpose_kernel(const KernelSpec& spec,
+                                                       CudaBackend& backend);  // conv_transpose.cpp
 std::unique_ptr<OpKernel> create_global_max_pool_kernel(const KernelSpec& spec, CudaBackend& backend);  // pool.cpp
 std::unique_ptr<OpKernel> create_pad_kernel(const KernelSpec& spec, CudaBackend& backend);              // pad.cpp
 std::unique_ptr<OpKernel> create_resize_kernel(const KernelSpec& spec, CudaBackend& backend);           // resize.cpp

@@ -25,22 +25,25 @@ class ConvTransposeKernel final : public CudaOpKernel {
     const Shape& x = spec.inputs[0].shape;
     const Shape& w = spec.inputs[1].shape;
     if (x.rank() < 3 || w.rank() != x.rank())
-      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() + " must be [N, C, spatial...] and "
-                            "[C, M/group, kernel...] of the same rank");
+      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() +
+                                " must be [N, C, spatial...] and "
+                                "[C, M/group, kernel...] of the same rank");
     const std::int64_t group = spec.node->attrs.get_int("group", 1);
     const std::int64_t batch = x[0], channels = x[1];
     if (group < 1 || channels % group != 0 || w[0] != channels)
-      throw_bad_shape(spec, "W " + w.to_string() + " does not fit X " + x.to_string() + " with group " +
-                                std::to_string(group));
+      throw_bad_shape(
+          spec, "W " + w.to_string() + " does not fit X " + x.to_string() + " with group " + std::to_string(group));
     const std::int64_t maps = w[1] * group;
     const WindowGeometry g = parse_transposed_window(spec, {w.dims().begin() + 2, w.dims().end()}, maps)
                                  .padded_to(std::max<std::size_t>(2, x.rank() - 2));
     const std::size_t rank = g.rank();
     has_bias_ = has_input(spec, 2);
-    if (has_bias_ && spec.inputs[2].shape.numel() != maps) throw_bad_shape(spec, "B must hold one value per output map");
+    if (has_bias_ && spec.inputs[2].shape.numel() != maps)
+      throw_bad_shape(spec, "B must hold one value per output map");
 
     std::vector<std::int64_t> full(rank);
-    for (std::size_t i = 0; i < rank; ++i) full[i] = g.stride[i] * (g.input[i] - 1) + (g.kernel[i] - 1) * g.dilation[i] + 1;
+    for (std::size_t i = 0; i < rank; ++i)
+      full[i] = g.stride[i] * (g.input[i] - 1) + (g.kernel[i] - 1) * g.dilation[i] + 1;
     std::vector<std::int64_t> x_dims{batch, channels}, full_dims{batch, maps};
     x_dims.insert(x_dims.end(), g.input.begin(), g.input.end());
     full_dims.insert(full_dims.end(), full.begin(), full.end());
@@ -89,10 +92,9 @@ class ConvTransposeKernel final : public CudaOpKernel {
     auto* full = static_cast<std::byte*>(workspace);
     std::byte* scratch = full + align_bytes(full_bytes_);
     const float one = 1.0f, zero = 0.0f;
-    LOOM_CUDNN_CHECK(cudnnConvolutionBackwardData(stream.cudnn(), &one, w_desc_.get(), inputs[1], x_desc_.get(),
-                                                  inputs[0], conv_desc_.get(), algorithm_,
-                                                  cudnn_workspace_bytes_ ? scratch : nullptr, cudnn_workspace_bytes_,
-                                                  &zero, full_desc_.get(), full));
+    LOOM_CUDNN_CHECK(cudnnConvolutionBackwardData(
+        stream.cudnn(), &one, w_desc_.get(), inputs[1], x_desc_.get(), inputs[0], conv_desc_.get(), algorithm_,
+        cudnn_workspace_bytes_ ? scratch : nullptr, cudnn_workspace_bytes_, &zero, full_desc_.get(), full));
     kernels::launch_conv_transpose_crop(full, has_bias_ ? inputs[2] : nullptr, outputs[0], dtype_, crop_, stream.get());
   }
 
@@ -103,10 +105,9 @@ class ConvTransposeKernel final : public CudaOpKernel {
     LOOM_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnn.handle, &max_count));
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> results(static_cast<std::size_t>(std::max(max_count, 1)));
     int returned = 0;
-    LOOM_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn.handle, w_desc_.get(), x_desc_.get(),
-                                                                 conv_desc_.get(), full_desc_.get(),
-                                                                 static_cast<int>(results.size()), &returned,
-                                                                 results.data()));
+    LOOM_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+        cudnn.handle, w_desc_.get(), x_desc_.get(), conv_desc_.get(), full_desc_.get(),
+        static_cast<int>(results.size()), &returned, results.data()));
     for (int i = 0; i < returned; ++i) {
       const cudnnConvolutionBwdDataAlgoPerf_t& perf = results[i];
       if (perf.status != CUDNN_STATUS_SUCCESS) continue;

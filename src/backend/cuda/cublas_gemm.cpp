@@ -16,8 +16,8 @@ namespace {
 
 int to_int(std::int64_t value, const char* what) {
   if (value < 0 || value > INT_MAX)
-    throw Error(ErrorCode::unsupported, std::string("GEMM ") + what + " " + std::to_string(value) +
-                                            " exceeds cuBLAS's 32-bit range");
+    throw Error(ErrorCode::unsupported,
+                std::string("GEMM ") + what + " " + std::to_string(value) + " exceeds cuBLAS's 32-bit range");
   return static_cast<int>(value);
 }
 

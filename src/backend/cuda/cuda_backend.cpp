@@ -24,9 +24,7 @@ int cuda_device_count() noexcept {
   return count;
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int device) {
-  return std::make_unique<cuda::CudaBackend>(device);
-}
+std::unique_ptr<Backend> make_cuda_backend(int device) { return std::make_unique<cuda::CudaBackend>(device); }
 
 namespace cuda {
 
@@ -161,13 +159,13 @@ int device_attribute(cudaDeviceAttr attribute, int device) {
 // figures per architecture; measured profiles replace them.
 double fp32_flops_per_sm_clock(int major, int minor) {
   if (major >= 9 || (major == 8 && minor >= 6)) return 256;  // 128 FP32 lanes
-  return 128;                                               // Volta, Turing, A100: 64 lanes
+  return 128;                                                // Volta, Turing, A100: 64 lanes
 }
 double fp16_tensor_flops_per_sm_clock(int major, int minor) {
-  if (major >= 10) return 8192;                // Blackwell
-  if (major == 9) return 4096;                 // Hopper: H100 SXM ≈ 989 TFLOPS dense
-  if (major == 8 && minor == 0) return 2048;   // A100 ≈ 312 TFLOPS
-  if (major >= 7) return 1024;                 // Volta, Turing, consumer Ampere, Ada
+  if (major >= 10) return 8192;                      // Blackwell
+  if (major == 9) return 4096;                       // Hopper: H100 SXM ≈ 989 TFLOPS dense
+  if (major == 8 && minor == 0) return 2048;         // A100 ≈ 312 TFLOPS
+  if (major >= 7) return 1024;                       // Volta, Turing, consumer Ampere, Ada
   return 2 * fp32_flops_per_sm_clock(major, minor);  // no tensor cores: packed half2 FMA
 }
 
@@ -176,8 +174,8 @@ double fp16_tensor_flops_per_sm_clock(int major, int minor) {
 CudaBackend::CudaBackend(int device) : device_(device) {
   const int count = cuda_device_count();
   if (device < 0 || device >= count)
-    throw Error(ErrorCode::backend, "CUDA device " + std::to_string(device) + " does not exist (" +
-                                        std::to_string(count) + " visible)");
+    throw Error(ErrorCode::backend,
+                "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " visible)");
   DeviceGuard guard(device_);
   LOOM_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context now rather than in the first op
 
@@ -216,27 +214,27 @@ namespace {
 const KernelTable& kernel_factories() {
   static const KernelTable factories = [] {
     KernelTable table = {
-    {"MatMul", create_matmul_kernel},
-    {"Gemm", create_gemm_kernel},
-    {"Conv", create_conv_kernel},
-    {"BatchNormalization", create_batchnorm_kernel},
-    {"Relu", create_unary_kernel},
-    {"Sigmoid", create_unary_kernel},
-    {"Tanh", create_unary_kernel},
-    {"Gelu", create_unary_kernel},
-    {"Add", create_binary_kernel},
-    {"Mul", create_binary_kernel},
-    {"MaxPool", create_pool_kernel},
-    {"AveragePool", create_pool_kernel},
-    {"GlobalAveragePool", create_global_average_pool_kernel},
-    {"Softmax", create_softmax_kernel},
-    {"LayerNormalization", create_layernorm_kernel},
-    {"Reshape", create_reshape_kernel},
-    {"Flatten", create_reshape_kernel},
-    {"Transpose", create_transpose_kernel},
-    {"Concat", create_concat_kernel},
-    {"Gather", create_gather_kernel},
-    {"LSTM", create_lstm_kernel},
+        {"MatMul", create_matmul_kernel},
+        {"Gemm", create_gemm_kernel},
+        {"Conv", create_conv_kernel},
+        {"BatchNormalization", create_batchnorm_kernel},
+        {"Relu", create_unary_kernel},
+        {"Sigmoid", create_unary_kernel},
+        {"Tanh", create_unary_kernel},
+        {"Gelu", create_unary_kernel},
+        {"Add", create_binary_kernel},
+        {"Mul", create_binary_kernel},
+        {"MaxPool", create_pool_kernel},
+        {"AveragePool", create_pool_kernel},
+        {"GlobalAveragePool", create_global_average_pool_kernel},
+        {"Softmax", create_softmax_kernel},
+        {"LayerNormalization", create_layernorm_kernel},
+        {"Reshape", create_reshape_kernel},
+        {"Flatten", create_reshape_kernel},
+        {"Transpose", create_transpose_kernel},
+        {"Concat", create_concat_kernel},
+        {"Gather", create_gather_kernel},
+        {"LSTM", create_lstm_kernel},
     };
     register_elementwise_kernels(table);
     register_conv_kernels(table);
@@ -275,8 +273,8 @@ void* CudaBackend::allocate(std::size_t bytes) {
   const cudaError_t status = cudaMalloc(&ptr, std::max<std::size_t>(bytes, 1));
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
-    throw Error(ErrorCode::out_of_memory, "CUDA device " + std::to_string(device_) + ": cannot allocate " +
-                                              std::to_string(bytes) + " bytes");
+    throw Error(ErrorCode::out_of_memory,
+                "CUDA device " + std::to_string(device_) + ": cannot allocate " + std::to_string(bytes) + " bytes");
   }
   LOOM_CUDA_CHECK(status);
   return ptr;

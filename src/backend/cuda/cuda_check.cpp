@@ -9,10 +9,10 @@
 namespace loom::backend::cuda {
 namespace {
 
-std::string describe(const char* library, const char* status_name, const char* status_text,
-                     const char* call, const char* file, int line) {
-  std::string message = std::string(library) + " call `" + call + "` failed at " + file + ":" +
-                        std::to_string(line) + ": " + status_name;
+std::string describe(const char* library, const char* status_name, const char* status_text, const char* call,
+                     const char* file, int line) {
+  std::string message =
+      std::string(library) + " call `" + call + "` failed at " + file + ":" + std::to_string(line) + ": " + status_name;
   if (status_text && *status_text) message += std::string(" (") + status_text + ")";
   return message;
 }
@@ -25,13 +25,13 @@ void log_line(const std::string& message) noexcept {
 }  // namespace
 
 void throw_status(cudaError_t status, const char* call, const char* file, int line) {
-  throw Error(ErrorCode::backend, describe("CUDA", cudaGetErrorName(status), cudaGetErrorString(status),
-                                           call, file, line));
+  throw Error(ErrorCode::backend,
+              describe("CUDA", cudaGetErrorName(status), cudaGetErrorString(status), call, file, line));
 }
 
 void throw_status(cublasStatus_t status, const char* call, const char* file, int line) {
-  throw Error(ErrorCode::backend, describe("cuBLAS", cublasGetStatusName(status),
-                                           cublasGetStatusString(status), call, file, line));
+  throw Error(ErrorCode::backend,
+              describe("cuBLAS", cublasGetStatusName(status), cublasGetStatusString(status), call, file, line));
 }
 
 void throw_status(cudnnStatus_t status, const char* call, const char* file, int line) {

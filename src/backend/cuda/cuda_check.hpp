@@ -18,13 +18,16 @@ void log_status(cublasStatus_t status, const char* call, const char* file, int l
 void log_status(cudnnStatus_t status, const char* call, const char* file, int line) noexcept;
 
 inline void check_cuda(cudaError_t status, const char* call, const char* file, int line) {
-  if (status != cudaSuccess) [[unlikely]] throw_status(status, call, file, line);
+  if (status != cudaSuccess) [[unlikely]]
+    throw_status(status, call, file, line);
 }
 inline void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
-  if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] throw_status(status, call, file, line);
+  if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]]
+    throw_status(status, call, file, line);
 }
 inline void check_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
-  if (status != CUDNN_STATUS_SUCCESS) [[unlikely]] throw_status(status, call, file, line);
+  if (status != CUDNN_STATUS_SUCCESS) [[unlikely]]
+    throw_status(status, call, file, line);
 }
 
 // Returns true when the call succeeded; otherwise logs it and returns false.

@@ -62,15 +62,11 @@ struct CudnnTraits {
 };
 struct CudnnTensorDescTraits {
   using handle_type = cudnnTensorDescriptor_t;
-  static void destroy(cudnnTensorDescriptor_t h) noexcept {
-    LOOM_CUDNN_CHECK_NOTHROW(cudnnDestroyTensorDescriptor(h));
-  }
+  static void destroy(cudnnTensorDescriptor_t h) noexcept { LOOM_CUDNN_CHECK_NOTHROW(cudnnDestroyTensorDescriptor(h)); }
 };
 struct CudnnFilterDescTraits {
   using handle_type = cudnnFilterDescriptor_t;
-  static void destroy(cudnnFilterDescriptor_t h) noexcept {
-    LOOM_CUDNN_CHECK_NOTHROW(cudnnDestroyFilterDescriptor(h));
-  }
+  static void destroy(cudnnFilterDescriptor_t h) noexcept { LOOM_CUDNN_CHECK_NOTHROW(cudnnDestroyFilterDescriptor(h)); }
 };
 struct CudnnConvDescTraits {
   using handle_type = cudnnConvolutionDescriptor_t;

@@ -43,7 +43,8 @@ void require_arity(const KernelSpec& spec, std::size_t min_inputs, std::size_t m
 DType require_float_dtype(const KernelSpec& spec, std::initializer_list<std::size_t> same_dtype_inputs) {
   const DType dtype = spec.inputs.at(0).dtype;
   if (!is_compute_float(dtype))
-    throw_unsupported(spec, "dtype " + std::string(dtype_name(dtype)) + " (the CUDA backend computes this op in f32 or f16)");
+    throw_unsupported(spec,
+                      "dtype " + std::string(dtype_name(dtype)) + " (the CUDA backend computes this op in f32 or f16)");
   for (std::size_t index : same_dtype_inputs)
     if (has_input(spec, index) && spec.inputs[index].dtype != dtype)
       throw_unsupported(spec, "input " + std::to_string(index) + " is " +
@@ -77,10 +78,14 @@ std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
 
 cudaDataType_t cuda_data_type(DType dtype) {
   switch (dtype) {
-    case DType::f32: return CUDA_R_32F;
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    default: throw Error(ErrorCode::internal, "cuda_data_type: no library type for " + std::string(dtype_name(dtype)));
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::f16:
+      return CUDA_R_16F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+    default:
+      throw Error(ErrorCode::internal, "cuda_data_type: no library type for " + std::string(dtype_name(dtype)));
   }
 }
 

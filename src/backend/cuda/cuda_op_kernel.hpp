@@ -45,7 +45,8 @@ std::unique_ptr<OpKernel> create_pool_kernel(const KernelSpec& spec, CudaBackend
 std::unique_ptr<OpKernel> create_global_average_pool_kernel(const KernelSpec& spec, CudaBackend& backend);  // pool.cpp
 std::unique_ptr<OpKernel> create_softmax_kernel(const KernelSpec& spec, CudaBackend& backend);    // softmax.cpp
 std::unique_ptr<OpKernel> create_layernorm_kernel(const KernelSpec& spec, CudaBackend& backend);  // layernorm.cpp
-std::unique_ptr<OpKernel> create_reshape_kernel(const KernelSpec& spec, CudaBackend& backend);    // reshape.cpp (also Flatten)
+std::unique_ptr<OpKernel> create_reshape_kernel(const KernelSpec& spec,
+                                                CudaBackend& backend);  // reshape.cpp (also Flatten)
 std::unique_ptr<OpKernel> create_transpose_kernel(const KernelSpec& spec, CudaBackend& backend);  // transpose.cpp
 std::unique_ptr<OpKernel> create_concat_kernel(const KernelSpec& spec, CudaBackend& backend);     // concat.cpp
 std::unique_ptr<OpKernel> create_gather_kernel(const KernelSpec& spec, CudaBackend& backend);     // gather.cpp

@@ -28,14 +28,14 @@ void require_dtype_among(const KernelSpec& spec, DType dtype, DTypeSet allowed, 
   std::string list;
   for (DType d : {DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32, DType::boolean})
     if (allowed & bit(d)) list += (list.empty() ? "" : ", ") + std::string(dtype_name(d));
-  throw_unsupported(spec, role + ": dtype " + std::string(dtype_name(dtype)) + " is not supported on CUDA (expects " +
-                              list + ")");
+  throw_unsupported(
+      spec, role + ": dtype " + std::string(dtype_name(dtype)) + " is not supported on CUDA (expects " + list + ")");
 }
 
 void require_same_dtype(const KernelSpec& spec, DType actual, DType expected, const std::string& role) {
   if (actual != expected)
-    throw_unsupported(spec, role + " is " + std::string(dtype_name(actual)) + ", expected " +
-                                std::string(dtype_name(expected)));
+    throw_unsupported(
+        spec, role + " is " + std::string(dtype_name(actual)) + ", expected " + std::string(dtype_name(expected)));
 }
 
 kernels::BroadcastLayout binary_layout(const KernelSpec& spec, const Shape& out, const Shape& a, const Shape& b) {
@@ -89,9 +89,15 @@ class UnaryKernel final : public CudaOpKernel {
   UnaryKernel(const KernelSpec& spec, const UnaryOpInfo& info) : CudaOpKernel(spec), op_(info.kind) {
     dtype_ = spec.inputs[0].dtype;
     switch (info.accepts) {
-      case Accepts::floats: require_dtype_among(spec, dtype_, kFloat, "input X"); break;
-      case Accepts::numbers: require_dtype_among(spec, dtype_, kNumeric, "input X"); break;
-      case Accepts::bools: require_dtype_among(spec, dtype_, kBool, "input X"); break;
+      case Accepts::floats:
+        require_dtype_among(spec, dtype_, kFloat, "input X");
+        break;
+      case Accepts::numbers:
+        require_dtype_among(spec, dtype_, kNumeric, "input X");
+        break;
+      case Accepts::bools:
+        require_dtype_among(spec, dtype_, kBool, "input X");
+        break;
     }
     require_same_dtype(spec, spec.outputs[0].dtype, dtype_, "output Y");
     require_output_shape(spec, 0, spec.inputs[0].shape);
@@ -113,8 +119,7 @@ class UnaryKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_unary(op_, inputs[0], outputs[0], dtype_, count_, stream.get(), params_);
   }
 
@@ -144,8 +149,7 @@ class ClipKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     const void* low = inputs.size() > 1 ? inputs[1] : nullptr;
     const void* high = inputs.size() > 2 ? inputs[2] : nullptr;
     kernels::launch_clip(inputs[0], low, high, outputs[0], dtype_, count_, stream.get());
@@ -155,7 +159,6 @@ class ClipKernel final : public CudaOpKernel {
   DType dtype_ = DType::f32;
   std::size_t count_ = 0;
 };
-
 
 class CastKernel final : public CudaOpKernel {
  public:
@@ -169,8 +172,8 @@ class CastKernel final : public CudaOpKernel {
     // to f16 and stores f32.
     stored_ = spec.outputs[0].dtype;
     if (stored_ != *target && !(is_floating(stored_) && is_floating(*target)))
-      throw_unsupported(spec, "output dtype " + std::string(dtype_name(stored_)) + " does not match to=" +
-                                  std::to_string(to));
+      throw_unsupported(
+          spec, "output dtype " + std::string(dtype_name(stored_)) + " does not match to=" + std::to_string(to));
     require_output_shape(spec, 0, spec.inputs[0].shape);
     from_ = spec.inputs[0].dtype;
     to_ = *target;
@@ -178,8 +181,7 @@ class CastKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_cast(inputs[0], from_, outputs[0], stored_, to_, count_, stream.get());
   }
 
@@ -233,8 +235,7 @@ class BinaryKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_binary(op_, inputs[0], inputs[1], outputs[0], dtype_, layout_, same_shape_, stream.get());
   }
 
@@ -260,8 +261,7 @@ class PowKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_pow(inputs[0], base_dtype_, inputs[1], exponent_dtype_, outputs[0], layout_, stream.get());
   }
 
@@ -288,15 +288,14 @@ class MinMaxKernel final : public CudaOpKernel {
     require_same_dtype(spec, spec.outputs[0].dtype, dtype_, "output");
     require_output_shape(spec, 0, out);
     const Shape& second = spec.inputs.size() > 1 ? spec.inputs[1].shape : spec.inputs[0].shape;
-    steps_.push_back({binary_layout(spec, out, spec.inputs[0].shape, second),
-                      spec.inputs[0].shape == out && second == out});
+    steps_.push_back(
+        {binary_layout(spec, out, spec.inputs[0].shape, second), spec.inputs[0].shape == out && second == out});
     for (std::size_t i = 2; i < spec.inputs.size(); ++i)
       steps_.push_back({binary_layout(spec, out, out, spec.inputs[i].shape), spec.inputs[i].shape == out});
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_binary(op_, inputs[0], inputs[inputs.size() > 1 ? 1 : 0], outputs[0], dtype_, steps_[0].layout,
                            steps_[0].same_shape, stream.get());
     for (std::size_t s = 1; s < steps_.size(); ++s)
@@ -322,8 +321,8 @@ class WhereKernel final : public CudaOpKernel {
     dtype_ = spec.inputs[1].dtype;
     require_same_dtype(spec, spec.inputs[2].dtype, dtype_, "input Y");
     require_same_dtype(spec, spec.outputs[0].dtype, dtype_, "output");
-    const Shape out = broadcast_or_throw(
-        spec, broadcast_or_throw(spec, spec.inputs[0].shape, spec.inputs[1].shape), spec.inputs[2].shape);
+    const Shape out = broadcast_or_throw(spec, broadcast_or_throw(spec, spec.inputs[0].shape, spec.inputs[1].shape),
+                                         spec.inputs[2].shape);
     require_output_shape(spec, 0, out);
     std::vector<std::int64_t> dims = out.dims();
     std::vector<std::vector<std::int64_t>> strides;
@@ -339,8 +338,7 @@ class WhereKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_where(inputs[0], inputs[1], inputs[2], outputs[0], dtype_size(dtype_), layout_, stream.get());
   }
 

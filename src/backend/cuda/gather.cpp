@@ -33,8 +33,7 @@ class GatherKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_gather(inputs[0], inputs[1], index_dtype_, outputs[0], element_bytes_, outer_, axis_, inner_,
                            index_count_, stream.get());
   }

@@ -52,8 +52,8 @@ class MatMulKernel final : public CudaOpKernel {
     k_ = a[a.rank() - 1];
     n_ = b[b.rank() - 1];
     if (b[b.rank() - 2] != k_)
-      throw_bad_shape(spec, "inner dims differ: " + spec.inputs[0].shape.to_string() + " x " +
-                                spec.inputs[1].shape.to_string());
+      throw_bad_shape(
+          spec, "inner dims differ: " + spec.inputs[0].shape.to_string() + " x " + spec.inputs[1].shape.to_string());
     const Shape a_batch = batch_dims(a), b_batch = batch_dims(b);
     const std::optional<Shape> out_batch = broadcast_shapes(a_batch, b_batch);
     if (!out_batch)
@@ -82,8 +82,7 @@ class MatMulKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     cublasHandle_t handle = stream.cublas();
     const auto element = static_cast<std::int64_t>(dtype_size(dtype_));
     const auto* a = static_cast<const std::byte*>(inputs[0]);
@@ -108,8 +107,8 @@ class MatMulKernel final : public CudaOpKernel {
   DType dtype_;
   std::int64_t m_ = 0, n_ = 0, k_ = 0, batch_ = 1;
   bool fold_batch_ = false;
-  std::int64_t a_step_ = 0, b_step_ = 0;                 // matrices between batch entries
-  std::vector<std::int64_t> a_offsets_, b_offsets_;      // per-entry matrix offsets (general plan)
+  std::int64_t a_step_ = 0, b_step_ = 0;             // matrices between batch entries
+  std::vector<std::int64_t> a_offsets_, b_offsets_;  // per-entry matrix offsets (general plan)
 };
 
 class GemmKernel final : public CudaOpKernel {
@@ -126,7 +125,8 @@ class GemmKernel final : public CudaOpKernel {
     m_ = trans_a_ ? a[1] : a[0];
     k_ = trans_a_ ? a[0] : a[1];
     n_ = trans_b_ ? b[0] : b[1];
-    if ((trans_b_ ? b[1] : b[0]) != k_) throw_bad_shape(spec, "inner dims differ: " + a.to_string() + " x " + b.to_string());
+    if ((trans_b_ ? b[1] : b[0]) != k_)
+      throw_bad_shape(spec, "inner dims differ: " + a.to_string() + " x " + b.to_string());
     const Shape out{m_, n_};
     require_output_shape(spec, 0, out);
 
@@ -141,8 +141,7 @@ class GemmKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     // Y starts as C broadcast to [M, N]; the GEMM then accumulates into it with beta.
     if (has_c_) {
       if (c_dense_)

@@ -20,7 +20,8 @@ class GruKernel final : public CudaOpKernel {
     if (has_input(spec, kGruInitialH) && spec.inputs[kGruInitialH].dtype != dtype_)
       throw_unsupported(spec, "initial_h must have X's dtype");
     for (std::size_t o = 0; o < spec.outputs.size(); ++o)
-      if (spec.outputs[o].present && spec.outputs[o].dtype != dtype_) throw_unsupported(spec, "outputs must have X's dtype");
+      if (spec.outputs[o].present && spec.outputs[o].dtype != dtype_)
+        throw_unsupported(spec, "outputs must have X's dtype");
     // The update kernel writes Y_h at the last step, so there must be one.
     if (gru_.steps == 0) throw_unsupported(spec, "an empty sequence (0 time steps)");
 
@@ -54,8 +55,8 @@ class GruKernel final : public CudaOpKernel {
     const std::size_t state_elements = static_cast<std::size_t>(gru_.batch * hidden);
     // Rows shorter than the sequence never write their tail steps; ONNX wants zeros there.
     if (y && gru_.has_sequence_lens)
-      LOOM_CUDA_CHECK(cudaMemsetAsync(y, 0, static_cast<std::size_t>(gru_.steps * gru_.directions) * state_elements * element,
-                                      stream.get()));
+      LOOM_CUDA_CHECK(cudaMemsetAsync(
+          y, 0, static_cast<std::size_t>(gru_.steps * gru_.directions) * state_elements * element, stream.get()));
 
     cublasHandle_t handle = stream.cublas();
     const auto* w = input(kGruW);
@@ -65,16 +66,19 @@ class GruKernel final : public CudaOpKernel {
 
     for (std::int64_t d = 0; d < gru_.directions; ++d) {
       // X·W_dᵀ for all steps: [T*B, I] x [3H, I]ᵀ -> [T*B, 3H] in f32, rows in X's layout.
-      gemm_row_major(handle, gru_.steps * gru_.batch, gates, gru_.input_size, 1.0f, {inputs[kGruX], false, gru_.input_size, 0},
-                     {w + d * gates * gru_.input_size * e, true, gru_.input_size, 0}, 0.0f, {x_gates, gates, 0}, 1, dtype_,
-                     DType::f32);
+      gemm_row_major(handle, gru_.steps * gru_.batch, gates, gru_.input_size, 1.0f,
+                     {inputs[kGruX], false, gru_.input_size, 0},
+                     {w + d * gates * gru_.input_size * e, true, gru_.input_size, 0}, 0.0f, {x_gates, gates, 0}, 1,
+                     dtype_, DType::f32);
 
       // initial_h rows of this direction are H apart (layout 0) or D*H apart (layout 1).
       if (initial_h) {
         const std::size_t row_bytes = static_cast<std::size_t>(hidden) * element;
-        const std::size_t pitch = static_cast<std::size_t>(gru_.batch_major ? gru_.directions * hidden : hidden) * element;
+        const std::size_t pitch =
+            static_cast<std::size_t>(gru_.batch_major ? gru_.directions * hidden : hidden) * element;
         LOOM_CUDA_CHECK(cudaMemcpy2DAsync(h, row_bytes, initial_h + gru_.state_offset(d, 0) * e, pitch, row_bytes,
-                                          static_cast<std::size_t>(gru_.batch), cudaMemcpyDeviceToDevice, stream.get()));
+                                          static_cast<std::size_t>(gru_.batch), cudaMemcpyDeviceToDevice,
+                                          stream.get()));
       } else {
         LOOM_CUDA_CHECK(cudaMemsetAsync(h, 0, state_elements * element, stream.get()));
       }
@@ -114,8 +118,8 @@ class GruKernel final : public CudaOpKernel {
                          dtype_, DType::f32);
         } else {
           // h·[Rz; Rr]ᵀ -> [B, 2H], then r ⊙ h, then (r ⊙ h)·Rhᵀ -> [B, H] in the third gate's columns.
-          gemm_row_major(handle, gru_.batch, 2 * hidden, hidden, 1.0f, h_op, {r_d, true, hidden, 0}, 0.0f, h_gates_out, 1,
-                         dtype_, DType::f32);
+          gemm_row_major(handle, gru_.batch, 2 * hidden, hidden, 1.0f, h_op, {r_d, true, hidden, 0}, 0.0f, h_gates_out,
+                         1, dtype_, DType::f32);
           kernels::launch_gru_reset(step, dtype_, stream.get());
           gemm_row_major(handle, gru_.batch, hidden, hidden, 1.0f, {reset_h, false, hidden, 0},
                          {r_d + 2 * hidden * hidden * e, true, hidden, 0}, 0.0f, candidate_out, 1, dtype_, DType::f32);

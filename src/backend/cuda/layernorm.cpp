@@ -26,8 +26,9 @@ class LayerNormKernel final : public CudaOpKernel {
       if (!spec.outputs[i].present) continue;
       require_output_shape(spec, i, Shape(stat_dims));
       if (spec.outputs[i].dtype != dtype_)
-        throw_unsupported(spec, "output " + std::to_string(i) + " is " + std::string(dtype_name(spec.outputs[i].dtype)) +
-                                    " but X is " + std::string(dtype_name(dtype_)) + " (statistics are written in X's dtype)");
+        throw_unsupported(spec, "output " + std::to_string(i) + " is " +
+                                    std::string(dtype_name(spec.outputs[i].dtype)) + " but X is " +
+                                    std::string(dtype_name(dtype_)) + " (statistics are written in X's dtype)");
     }
     rows_ = product(x, 0, axis);
     cols_ = product(x, axis, x.rank());
@@ -41,8 +42,7 @@ class LayerNormKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     const void* bias = inputs.size() > 2 ? inputs[2] : nullptr;
     void* mean = outputs.size() > 1 ? outputs[1] : nullptr;
     void* inv_std = outputs.size() > 2 ? outputs[2] : nullptr;

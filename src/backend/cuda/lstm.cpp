@@ -20,14 +20,17 @@ class LstmKernel final : public CudaOpKernel {
   explicit LstmKernel(const KernelSpec& spec)
       : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})), lstm_(parse_lstm_spec(spec)) {
     for (int i : {kInitialH, kInitialC, kPeepholes})
-      if (has_input(spec, i) && spec.inputs[i].dtype != dtype_) throw_unsupported(spec, "initial states and P must have X's dtype");
+      if (has_input(spec, i) && spec.inputs[i].dtype != dtype_)
+        throw_unsupported(spec, "initial states and P must have X's dtype");
     for (std::size_t o = 0; o < spec.outputs.size(); ++o)
-      if (spec.outputs[o].present && spec.outputs[o].dtype != dtype_) throw_unsupported(spec, "outputs must have X's dtype");
+      if (spec.outputs[o].present && spec.outputs[o].dtype != dtype_)
+        throw_unsupported(spec, "outputs must have X's dtype");
     // The step kernel writes Y_h and Y_c at the last step, so there must be one.
     if (lstm_.steps == 0) throw_unsupported(spec, "an empty sequence (0 time steps)");
 
     // Workspace pieces, in order.
-    x_gates_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.steps * lstm_.batch * 4 * lstm_.hidden) * sizeof(float));
+    x_gates_bytes_ =
+        align_bytes(static_cast<std::size_t>(lstm_.steps * lstm_.batch * 4 * lstm_.hidden) * sizeof(float));
     h_gates_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * 4 * lstm_.hidden) * sizeof(float));
     h_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * dtype_size(dtype_));
     c_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * sizeof(float));
@@ -52,13 +55,15 @@ class LstmKernel final : public CudaOpKernel {
     const std::size_t state_elements = static_cast<std::size_t>(lstm_.batch * lstm_.hidden);
     // Rows shorter than the sequence never write their tail steps; ONNX wants zeros there.
     if (y && lstm_.has_sequence_lens)
-      LOOM_CUDA_CHECK(cudaMemsetAsync(y, 0, static_cast<std::size_t>(lstm_.steps * lstm_.directions) * state_elements * element,
-                                      stream.get()));
+      LOOM_CUDA_CHECK(cudaMemsetAsync(
+          y, 0, static_cast<std::size_t>(lstm_.steps * lstm_.directions) * state_elements * element, stream.get()));
 
     cublasHandle_t handle = stream.cublas();
     const auto* w = static_cast<const std::byte*>(inputs[kW]);
     const auto* r = static_cast<const std::byte*>(inputs[kR]);
-    const auto input = [&](int index) { return static_cast<const std::byte*>(index < static_cast<int>(inputs.size()) ? inputs[index] : nullptr); };
+    const auto input = [&](int index) {
+      return static_cast<const std::byte*>(index < static_cast<int>(inputs.size()) ? inputs[index] : nullptr);
+    };
     const auto* b = input(kB);
     const void* seq_lens = input(kSequenceLens);
     const auto* initial_h = input(kInitialH);
@@ -76,9 +81,11 @@ class LstmKernel final : public CudaOpKernel {
       // initial_h rows of this direction are H apart (layout 0) or D*H apart (layout 1).
       if (initial_h) {
         const std::size_t row_bytes = static_cast<std::size_t>(lstm_.hidden) * element;
-        const std::size_t pitch = static_cast<std::size_t>(lstm_.batch_major ? lstm_.directions * lstm_.hidden : lstm_.hidden) * element;
+        const std::size_t pitch =
+            static_cast<std::size_t>(lstm_.batch_major ? lstm_.directions * lstm_.hidden : lstm_.hidden) * element;
         LOOM_CUDA_CHECK(cudaMemcpy2DAsync(h, row_bytes, initial_h + lstm_.state_offset(d, 0) * e, pitch, row_bytes,
-                                          static_cast<std::size_t>(lstm_.batch), cudaMemcpyDeviceToDevice, stream.get()));
+                                          static_cast<std::size_t>(lstm_.batch), cudaMemcpyDeviceToDevice,
+                                          stream.get()));
       } else {
         LOOM_CUDA_CHECK(cudaMemsetAsync(h, 0, state_elements * element, stream.get()));
       }
@@ -113,8 +120,8 @@ class LstmKernel final : public CudaOpKernel {
       const GemmOperand r_op{r + d * 4 * lstm_.hidden * lstm_.hidden * e, true, lstm_.hidden, 0};
       for (std::int64_t t = 0; t < lstm_.steps; ++t) {
         // h·R_dᵀ: [B, H] x [4H, H]ᵀ -> [B, 4H] in f32.
-        gemm_row_major(handle, lstm_.batch, 4 * lstm_.hidden, lstm_.hidden, 1.0f, h_op, r_op, 0.0f, {h_gates, 4 * lstm_.hidden, 0}, 1,
-                       dtype_, DType::f32);
+        gemm_row_major(handle, lstm_.batch, 4 * lstm_.hidden, lstm_.hidden, 1.0f, h_op, r_op, 0.0f,
+                       {h_gates, 4 * lstm_.hidden, 0}, 1, dtype_, DType::f32);
         step.step = t;
         kernels::launch_lstm_step(step, dtype_, stream.get());
       }

@@ -15,12 +15,32 @@ namespace {
 std::uint64_t value_bits(float value, DType dtype) {
   std::uint64_t bits = 0;
   switch (dtype) {
-    case DType::f32: std::memcpy(&bits, &value, 4); break;
-    case DType::f16: { const f16_t v = float_to_f16(value); std::memcpy(&bits, &v, 2); break; }
-    case DType::bf16: { const bf16_t v = float_to_bf16(value); std::memcpy(&bits, &v, 2); break; }
-    case DType::i64: { const auto v = static_cast<std::int64_t>(value); std::memcpy(&bits, &v, 8); break; }
-    case DType::i32: { const auto v = static_cast<std::int32_t>(value); std::memcpy(&bits, &v, 4); break; }
-    case DType::boolean: bits = value != 0.0f ? 1 : 0; break;
+    case DType::f32:
+      std::memcpy(&bits, &value, 4);
+      break;
+    case DType::f16: {
+      const f16_t v = float_to_f16(value);
+      std::memcpy(&bits, &v, 2);
+      break;
+    }
+    case DType::bf16: {
+      const bf16_t v = float_to_bf16(value);
+      std::memcpy(&bits, &v, 2);
+      break;
+    }
+    case DType::i64: {
+      const auto v = static_cast<std::int64_t>(value);
+      std::memcpy(&bits, &v, 8);
+      break;
+    }
+    case DType::i32: {
+      const auto v = static_cast<std::int32_t>(value);
+      std::memcpy(&bits, &v, 4);
+      break;
+    }
+    case DType::boolean:
+      bits = value != 0.0f ? 1 : 0;
+      break;
   }
   return bits;
 }
@@ -47,8 +67,7 @@ class PadKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_pad(inputs[0], has_value_input_ ? inputs[2] : nullptr, outputs[0], element_bytes_, layout_,
                         stream.get());
   }

@@ -11,7 +11,8 @@ namespace {
 
 class PoolKernel final : public CudaOpKernel {
  public:
-  PoolKernel(const KernelSpec& spec, kernels::PoolKind kind) : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {})) {
+  PoolKernel(const KernelSpec& spec, kernels::PoolKind kind)
+      : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {})) {
     const Attributes& attrs = spec.node->attrs;
     if (spec.outputs.size() > 1 && spec.outputs[1].present) throw_unsupported(spec, "the Indices output");
     const Shape& x = spec.inputs[0].shape;
@@ -40,8 +41,7 @@ class PoolKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_pool(inputs[0], outputs[0], dtype_, params_, stream.get());
   }
 
@@ -66,8 +66,7 @@ class GlobalPoolKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_global_pool(inputs[0], outputs[0], dtype_, kind_, rows_, cols_, stream.get());
   }
 

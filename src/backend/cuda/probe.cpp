@@ -86,8 +86,8 @@ class CudaProbe final : public Probe {
 
   void launch(std::size_t round) {
     if (kind_ == ProbeKind::compute) {
-      kernels::launch_compute_probe(static_cast<float*>(buffer_.get()), blocks_, kComputeThreads,
-                                    kComputeIterations, stream_.get());
+      kernels::launch_compute_probe(static_cast<float*>(buffer_.get()), blocks_, kComputeThreads, kComputeIterations,
+                                    stream_.get());
     } else {
       // Each launch continues where the last stopped, so the whole buffer streams through.
       const std::size_t per_launch = kernels::memory_probe_elements(blocks_, kMemoryThreads, kMemoryIterations);

@@ -12,7 +12,7 @@ namespace loom::backend::cuda {
 // What a probe needs to know about the device it loads.
 struct ProbeTarget {
   int device = 0;
-  int stream_priority = 0;    // CUDA's number for the least urgent priority
+  int stream_priority = 0;  // CUDA's number for the least urgent priority
   int sm_count = 1;
   std::size_t l2_bytes = 0;
 };

@@ -21,8 +21,7 @@ class ReshapeKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     stream.copy_on_device(outputs[0], inputs[0], bytes_);
   }
 
@@ -40,8 +39,7 @@ class DropoutKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     stream.copy_on_device(outputs[0], inputs[0], bytes_);
     if (outputs.size() > 1 && outputs[1] && count_ > 0)
       LOOM_CUDA_CHECK(cudaMemsetAsync(outputs[1], 1, count_, stream.get()));

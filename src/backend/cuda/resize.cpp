@@ -50,8 +50,7 @@ class ResizeKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_resize(inputs[0], outputs[0], dtype_, layout_, stream.get());
   }
 

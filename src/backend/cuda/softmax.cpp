@@ -24,8 +24,7 @@ class SoftmaxKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_softmax(inputs[0], outputs[0], dtype_, outer_, axis_, inner_, log_softmax_, stream.get());
   }
 

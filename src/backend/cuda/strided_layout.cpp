@@ -46,8 +46,7 @@ void coalesce_dims(std::vector<std::int64_t>& dims, std::vector<std::vector<std:
     bool merge = !out_dims.empty();
     // The previous kept dim merges with this one when, for every operand, stepping it once equals
     // stepping this dim through its whole extent.
-    for (std::size_t k = 0; merge && k < strides.size(); ++k)
-      merge = out_strides[k].back() == strides[k][d] * dims[d];
+    for (std::size_t k = 0; merge && k < strides.size(); ++k) merge = out_strides[k].back() == strides[k][d] * dims[d];
     if (merge) {
       out_dims.back() *= dims[d];
       for (std::size_t k = 0; k < strides.size(); ++k) out_strides[k].back() = strides[k][d];

@@ -19,8 +19,7 @@ class TopKKernel final : public CudaOpKernel {
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     kernels::launch_topk(inputs[0], outputs[0], static_cast<std::int64_t*>(outputs[1]), dtype_, topk_.view.outer,
                          topk_.view.length, topk_.view.inner, topk_.k, topk_.largest, stream.get());
   }

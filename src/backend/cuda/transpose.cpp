@@ -15,8 +15,8 @@ class TransposeKernel final : public CudaOpKernel {
     std::vector<std::int64_t> perm(rank);
     for (std::size_t d = 0; d < rank; ++d) perm[d] = static_cast<std::int64_t>(rank - 1 - d);
     perm = spec.node->attrs.get_ints("perm", perm);
-    if (perm.size() != rank) throw_bad_shape(spec, "perm has " + std::to_string(perm.size()) + " entries for rank " +
-                                                       std::to_string(rank));
+    if (perm.size() != rank)
+      throw_bad_shape(spec, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
     std::vector<bool> seen(rank, false);
     const std::vector<std::int64_t> in_strides = contiguous_strides(x.shape.dims());
     std::vector<std::int64_t> out_dims(rank), src_strides(rank);
@@ -30,14 +30,14 @@ class TransposeKernel final : public CudaOpKernel {
     require_output_shape(spec, 0, Shape(out_dims));
     if (spec.outputs[0].dtype != x.dtype) throw_unsupported(spec, "output dtype differs from the input's");
     element_bytes_ = dtype_size(x.dtype);
-    std::optional<kernels::StridedCopyLayout> layout = make_copy_layout(out_dims, src_strides, contiguous_strides(out_dims));
+    std::optional<kernels::StridedCopyLayout> layout =
+        make_copy_layout(out_dims, src_strides, contiguous_strides(out_dims));
     if (!layout) throw_unsupported(spec, "a permutation of more than 8 dims that cannot be merged");
     layout_ = *layout;
   }
 
  protected:
-  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*,
-              CudaStream& stream) override {
+  void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
     // After merging, an identity permutation is one contiguous run: a plain copy is faster.
     if (layout_.rank <= 1)
       stream.copy_on_device(outputs[0], inputs[0], (layout_.rank == 0 ? 1 : layout_.dims[0]) * element_bytes_);

@@ -86,8 +86,8 @@ std::vector<ValueInfo> infer_pool(const Node& node, std::span<const ValueInfo* c
     fail(ErrorCode::shape_mismatch, "X '" + x.name + "' must be [N, C, spatial...], got " + x.shape.to_string());
   if (!node.attrs.has("kernel_shape")) fail(ErrorCode::invalid_model, "kernel_shape is required");
   if (node.outputs.size() > 1 && !node.outputs[1].empty()) fail(ErrorCode::unsupported, "MaxPool Indices output");
-  const WindowGeometry g = sliding_window(node.attrs, x.shape, node.attrs.get_ints("kernel_shape"),
-                                          node.attrs.get_int("ceil_mode", 0) != 0);
+  const WindowGeometry g =
+      sliding_window(node.attrs, x.shape, node.attrs.get_ints("kernel_shape"), node.attrs.get_int("ceil_mode", 0) != 0);
   return {out(node, 0, x.dtype, with_spatial(x.shape[0], x.shape[1], g.output))};
 }
 
@@ -127,8 +127,9 @@ std::vector<ValueInfo> infer_pad(const Node& node, std::span<const ValueInfo* co
     fail(ErrorCode::unsupported, "mode='" + mode + "' (constant, reflect or edge)");
   if (optional_input(in, 3)) fail(ErrorCode::unsupported, "the axes input (opset 18)");
   // Opset 2 kept pads in an attribute; later opsets take an input.
-  const std::vector<std::int64_t> pads = optional_input(in, 1) ? constant_ints(need_constant(constants, 1, "pads"), "pads")
-                                                                : node.attrs.get_ints("pads", {});
+  const std::vector<std::int64_t> pads = optional_input(in, 1)
+                                             ? constant_ints(need_constant(constants, 1, "pads"), "pads")
+                                             : node.attrs.get_ints("pads", {});
   const std::size_t rank = x.shape.rank();
   if (pads.size() != 2 * rank)
     fail(ErrorCode::shape_mismatch, "pads has " + std::to_string(pads.size()) + " values, X " + x.shape.to_string() +
@@ -166,8 +167,7 @@ double conv_flops(const Node&, std::span<const ValueInfo* const> in, std::span<c
 }
 
 // Every input element meets every tap of the M/group filters of its group.
-double conv_transpose_flops(const Node&, std::span<const ValueInfo* const> in,
-                            std::span<const ValueInfo* const> outs) {
+double conv_transpose_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const> outs) {
   const double x = static_cast<double>(in[0]->shape.numel());
   const auto& w = in[1]->shape;
   double per_input = 1;

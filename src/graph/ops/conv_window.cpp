@@ -15,11 +15,13 @@ std::string list(const std::vector<std::int64_t>& values) {
   return text + "]";
 }
 
-std::vector<std::int64_t> axis_attr(const Attributes& attrs, const char* name, std::size_t count, std::int64_t fallback) {
+std::vector<std::int64_t> axis_attr(const Attributes& attrs, const char* name, std::size_t count,
+                                    std::int64_t fallback) {
   std::vector<std::int64_t> values = attrs.get_ints(name, std::vector<std::int64_t>(count, fallback));
   if (values.size() != count)
     fail(ErrorCode::shape_mismatch, std::string(name) + " " + list(values) + " must have " + std::to_string(count) +
-                              " values (one per spatial dim" + (std::string(name) == "pads" ? ", twice)" : ")"));
+                                        " values (one per spatial dim" +
+                                        (std::string(name) == "pads" ? ", twice)" : ")"));
   return values;
 }
 
@@ -37,9 +39,11 @@ Common check_common(const Attributes& attrs, const Shape& x, const std::vector<s
   if (rank > kMaxWindowRank)
     fail(ErrorCode::unsupported, std::to_string(rank) + "-D windows (1-D to 3-D only), X " + x.to_string());
   if (kernel.size() != rank)
-    fail(ErrorCode::shape_mismatch, "kernel " + list(kernel) + " does not match the spatial dims of X " + x.to_string());
+    fail(ErrorCode::shape_mismatch,
+         "kernel " + list(kernel) + " does not match the spatial dims of X " + x.to_string());
   if (attrs.has("kernel_shape") && attrs.get_ints("kernel_shape") != kernel)
-    fail(ErrorCode::shape_mismatch, "kernel_shape " + list(attrs.get_ints("kernel_shape")) + " differs from the kernel " + list(kernel));
+    fail(ErrorCode::shape_mismatch,
+         "kernel_shape " + list(attrs.get_ints("kernel_shape")) + " differs from the kernel " + list(kernel));
   const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
     fail(ErrorCode::unsupported, "auto_pad='" + auto_pad + "' (NOTSET, VALID, SAME_UPPER or SAME_LOWER)");
@@ -70,7 +74,7 @@ WindowGeometry WindowGeometry::padded_to(std::size_t rank) const {
 }
 
 WindowGeometry sliding_window(const Attributes& attrs, const Shape& x, const std::vector<std::int64_t>& kernel,
-                                    bool ceil_mode) {
+                              bool ceil_mode) {
   const Common common = check_common(attrs, x, kernel);
   const std::size_t rank = common.rank;
   WindowGeometry g;
@@ -104,8 +108,9 @@ WindowGeometry sliding_window(const Attributes& attrs, const Shape& x, const std
     }
     const std::int64_t room = g.input[i] + g.pad_begin[i] + g.pad_end[i] - span;
     if (room < 0)
-      fail(ErrorCode::shape_mismatch, "the window of " + std::to_string(span) + " is larger than the padded input along axis " +
-                                std::to_string(i + 2) + " of X " + x.to_string());
+      fail(ErrorCode::shape_mismatch, "the window of " + std::to_string(span) +
+                                          " is larger than the padded input along axis " + std::to_string(i + 2) +
+                                          " of X " + x.to_string());
     if (!ceil_mode) {
       g.output[i] = room / g.stride[i] + 1;
     } else {
@@ -136,7 +141,8 @@ WindowGeometry transposed_window(const Attributes& attrs, const Shape& x, const 
     // Some exporters write the full [N, C, spatial...] shape; its trailing dims are the spatial ones.
     if (output_shape.size() == rank + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
     if (output_shape.size() != rank)
-      fail(ErrorCode::shape_mismatch, "output_shape " + list(output_shape) + " must have " + std::to_string(rank) + " values");
+      fail(ErrorCode::shape_mismatch,
+           "output_shape " + list(output_shape) + " must have " + std::to_string(rank) + " values");
     check_positive(output_shape, "output_shape");
   }
   g.pad_begin.assign(rank, 0);
@@ -168,7 +174,8 @@ WindowGeometry transposed_window(const Attributes& attrs, const Shape& x, const 
       g.output[i] = full - g.pad_begin[i] - g.pad_end[i];
     }
     if (g.output[i] < 1)
-      fail(ErrorCode::shape_mismatch, "pads leave no output along axis " + std::to_string(i + 2) + " (X " + x.to_string() + ")");
+      fail(ErrorCode::shape_mismatch,
+           "pads leave no output along axis " + std::to_string(i + 2) + " (X " + x.to_string() + ")");
   }
   return g;
 }

@@ -23,7 +23,8 @@ void need_numeric(const ValueInfo& v, const char* what) {
 
 void need_bool(const ValueInfo& v, const char* what) {
   if (v.dtype != DType::boolean)
-    fail(ErrorCode::dtype_mismatch, std::string(what) + " '" + v.name + "' must be a bool tensor, got " + dtype_text(v));
+    fail(ErrorCode::dtype_mismatch,
+         std::string(what) + " '" + v.name + "' must be a bool tensor, got " + dtype_text(v));
 }
 
 // Float-only math: activations, Sqrt, Exp, Log...
@@ -149,8 +150,9 @@ std::vector<ValueInfo> infer_where(const Node& node, std::span<const ValueInfo* 
 // Cast's `to`: an ONNX TensorProto data type code Loom has a dtype for.
 DType cast_target(std::int64_t code) {
   if (const auto dtype = dtype_from_onnx_code(code)) return *dtype;
-  fail(ErrorCode::unsupported, "to=" + std::to_string(code) +
-                                   " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16)");
+  fail(ErrorCode::unsupported,
+       "to=" + std::to_string(code) +
+           " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16)");
 }
 
 std::vector<ValueInfo> infer_cast(const Node& node, std::span<const ValueInfo* const> in,
@@ -165,8 +167,8 @@ std::vector<ValueInfo> infer_cast(const Node& node, std::span<const ValueInfo* c
 double per_output(const Node& node, std::span<const ValueInfo* const>, std::span<const ValueInfo* const> outs) {
   const double y = static_cast<double>(outs[0]->shape.numel());
   const std::string& op = node.op_type;
-  if (op == "Sigmoid" || op == "Tanh" || op == "Elu" || op == "Softplus" || op == "Erf" || op == "Exp" ||
-      op == "Log" || op == "Pow")
+  if (op == "Sigmoid" || op == "Tanh" || op == "Elu" || op == "Softplus" || op == "Erf" || op == "Exp" || op == "Log" ||
+      op == "Pow")
     return 4.0 * y;
   if (op == "Gelu") return 8.0 * y;
   if (op == "HardSigmoid" || op == "HardSwish" || op == "Clip") return 2.0 * y;

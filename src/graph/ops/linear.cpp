@@ -17,8 +17,8 @@ std::vector<ValueInfo> infer_matmul(const Node& node, std::span<const ValueInfo*
   need_float(a, "A");
   need_same_dtype(a, b);
   if (a.shape.rank() == 0 || b.shape.rank() == 0)
-    fail(ErrorCode::shape_mismatch, "MatMul operands must have rank >= 1, got " + a.shape.to_string() + " and " +
-                                        b.shape.to_string());
+    fail(ErrorCode::shape_mismatch,
+         "MatMul operands must have rank >= 1, got " + a.shape.to_string() + " and " + b.shape.to_string());
   std::vector<std::int64_t> ad = a.shape.dims(), bd = b.shape.dims();
   const bool a_vector = ad.size() == 1, b_vector = bd.size() == 1;
   if (a_vector) ad.insert(ad.begin(), 1);

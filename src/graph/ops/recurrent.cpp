@@ -49,8 +49,8 @@ std::vector<ValueInfo> infer_recurrent(const Node& node, std::span<const ValueIn
   const Shape state = batch_major ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden};
   for (std::size_t i = 5; i < 5 + state_inputs; ++i)
     if (const ValueInfo* s = optional_input(in, i); s && s->shape != state)
-      fail(ErrorCode::shape_mismatch, std::string(i == 5 ? "initial_h " : "initial_c ") + s->shape.to_string() +
-                                          " must be " + state.to_string());
+      fail(ErrorCode::shape_mismatch,
+           std::string(i == 5 ? "initial_h " : "initial_c ") + s->shape.to_string() + " must be " + state.to_string());
   if (const ValueInfo* p = optional_input(in, 7); gates == 4 && p && p->shape != Shape{dirs, 3 * hidden})
     fail(ErrorCode::shape_mismatch, "P " + p->shape.to_string() + " must be " + Shape{dirs, 3 * hidden}.to_string());
   std::vector<ValueInfo> result{

@@ -23,8 +23,9 @@ std::vector<ValueInfo> infer_reduce(const Node& node, std::span<const ValueInfo*
                                     std::span<const Tensor* const> constants) {
   const auto& x = need(in, 0, "data");
   if (!is_floating(x.dtype) && !(reduces_integers(node.op_type) && (x.dtype == DType::i64 || x.dtype == DType::i32)))
-    fail(ErrorCode::dtype_mismatch, "data '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) +
-                                        (reduces_integers(node.op_type) ? " (float, i64 or i32 only)" : " (float only)"));
+    fail(ErrorCode::dtype_mismatch,
+         "data '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) +
+             (reduces_integers(node.op_type) ? " (float, i64 or i32 only)" : " (float only)"));
   std::vector<std::int64_t> axes;
   const bool axes_input = optional_input(in, 1) != nullptr;
   if (axes_input) {
@@ -108,7 +109,8 @@ std::vector<ValueInfo> infer_topk(const Node& node, std::span<const ValueInfo* c
     fail(ErrorCode::dtype_mismatch,
          "X '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) + " (float, i64 or i32 only)");
   const auto k_values = constant_ints(need_constant(constants, 1, "K"), "K");
-  if (k_values.size() != 1) fail(ErrorCode::invalid_model, "K must hold one value, got " + std::to_string(k_values.size()));
+  if (k_values.size() != 1)
+    fail(ErrorCode::invalid_model, "K must hold one value, got " + std::to_string(k_values.size()));
   const auto axis = static_cast<std::size_t>(normalize_axis(node.attrs.get_int("axis", -1), x.shape.rank()));
   const std::int64_t k = k_values[0];
   if (k < 0 || k > x.shape[axis])

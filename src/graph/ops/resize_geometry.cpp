@@ -23,11 +23,13 @@ void dims_and_scales(const Shape& x, const Tensor* scales, const Tensor* sizes, 
   if (present(scales)) {
     if (present(sizes)) fail(ErrorCode::invalid_model, "Resize takes scales or sizes, not both");
     if (static_cast<std::size_t>(scales->numel()) != rank)
-      fail(ErrorCode::shape_mismatch, "scales has " + std::to_string(scales->numel()) + " values for X " + x.to_string());
+      fail(ErrorCode::shape_mismatch,
+           "scales has " + std::to_string(scales->numel()) + " values for X " + x.to_string());
     const Tensor f = scales->to(DType::f32);
     const auto values = f.values<float>();
     for (std::size_t i = 0; i < rank; ++i) {
-      if (!(values[i] > 0.0f)) fail(ErrorCode::invalid_model, "scales must be positive, got " + std::to_string(values[i]));
+      if (!(values[i] > 0.0f))
+        fail(ErrorCode::invalid_model, "scales must be positive, got " + std::to_string(values[i]));
       scale[i] = values[i];
       length[i] = static_cast<double>(x[i]) * scale[i];
       dims[i] = static_cast<std::int64_t>(std::floor(length[i]));
@@ -59,7 +61,8 @@ ResizePlan plan_resize(const Attributes& attrs, const Shape& x, const Tensor* sc
   const std::string mode = attrs.get_string("mode", "nearest");
   const std::string transform = attrs.get_string("coordinate_transformation_mode", "half_pixel");
   const std::string nearest_mode = attrs.get_string("nearest_mode", "round_prefer_floor");
-  if (mode != "nearest" && mode != "linear" && mode != "cubic") fail(ErrorCode::invalid_model, "unknown mode '" + mode + "'");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    fail(ErrorCode::invalid_model, "unknown mode '" + mode + "'");
   if (transform == "tf_crop_and_resize")
     fail(ErrorCode::unsupported, "coordinate_transformation_mode='tf_crop_and_resize'");
   if (transform != "half_pixel" && transform != "asymmetric" && transform != "align_corners" &&
@@ -134,7 +137,7 @@ ResizePlan plan_resize(const Attributes& attrs, const Shape& x, const Tensor* sc
         weights = {1.0 - t, t};
       } else {
         const double A = cubic_a;
-        const auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };         // |d| <= 1
+        const auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };       // |d| <= 1
         const auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1 < |d| < 2
         const std::int64_t i0 = static_cast<std::int64_t>(base);
         neighbours = {i0 - 1, i0, i0 + 1, i0 + 2};

@@ -119,7 +119,6 @@ std::vector<ValueInfo> infer_gather(const Node& node, std::span<const ValueInfo*
   return {out(node, 0, data.dtype, Shape(dims))};
 }
 
-
 // Axes listed by input 1 when it is present (a constant), else by the older `axes` attribute;
 // nullopt when neither gives any.
 std::optional<std::vector<std::int64_t>> axes_of(const Node& node, std::span<const ValueInfo* const> in,
@@ -146,7 +145,8 @@ std::vector<ValueInfo> infer_squeeze(const Node& node, std::span<const ValueInfo
   const auto axes = axes_of(node, in, constants);
   std::vector<std::int64_t> dims;
   if (!axes) {
-    for (const auto d : x.shape) if (d != 1) dims.push_back(d);
+    for (const auto d : x.shape)
+      if (d != 1) dims.push_back(d);
     return {out(node, 0, x.dtype, Shape(dims))};
   }
   const auto mask = axis_mask(*axes, x.shape.rank());
@@ -189,8 +189,8 @@ std::vector<ValueInfo> infer_dropout(const Node& node, std::span<const ValueInfo
       fail(ErrorCode::invalid_model, "training_mode must be a bool scalar");
     // Training with ratio 0 drops nothing, so it is the same as inference.
     const Tensor* ratio = optional_input(in, 1) && constants.size() > 1 ? constants[1] : nullptr;
-    const bool drops_nothing = ratio && is_floating(ratio->dtype()) && ratio->numel() == 1 &&
-                               ratio->to(DType::f32).values<float>()[0] == 0.0f;
+    const bool drops_nothing =
+        ratio && is_floating(ratio->dtype()) && ratio->numel() == 1 && ratio->to(DType::f32).values<float>()[0] == 0.0f;
     if (training.values<std::uint8_t>()[0] != 0 && !drops_nothing)
       fail(ErrorCode::unsupported,
            "training_mode = true with a ratio other than a constant 0 (Loom runs inference only)");
@@ -216,8 +216,8 @@ std::vector<std::int64_t> split_sizes(const Node& node, std::span<const ValueInf
       sizes.back() = dim - chunk * (n - 1);
     } else {
       if (dim % n != 0)
-        fail(ErrorCode::shape_mismatch, "axis of size " + std::to_string(dim) + " does not split into " +
-                                            std::to_string(n) + " equal parts");
+        fail(ErrorCode::shape_mismatch,
+             "axis of size " + std::to_string(dim) + " does not split into " + std::to_string(n) + " equal parts");
       sizes.assign(static_cast<std::size_t>(n), dim / n);
     }
   }
@@ -227,8 +227,8 @@ std::vector<std::int64_t> split_sizes(const Node& node, std::span<const ValueInf
     total += s;
   }
   if (total != dim)
-    fail(ErrorCode::shape_mismatch, "split sizes add up to " + std::to_string(total) + ", the axis has " +
-                                        std::to_string(dim));
+    fail(ErrorCode::shape_mismatch,
+         "split sizes add up to " + std::to_string(total) + ", the axis has " + std::to_string(dim));
   if (sizes.size() != node.outputs.size())
     fail(ErrorCode::invalid_model, "split gives " + std::to_string(sizes.size()) + " parts for " +
                                        std::to_string(node.outputs.size()) + " outputs");
@@ -304,8 +304,8 @@ std::vector<ValueInfo> infer_tile(const Node& node, std::span<const ValueInfo* c
   need(in, 1, "repeats");
   const auto repeats = constant_ints(need_constant(constants, 1, "repeats"), "repeats");
   if (repeats.size() != x.shape.rank())
-    fail(ErrorCode::invalid_model, "repeats has " + std::to_string(repeats.size()) + " entries for rank " +
-                                       std::to_string(x.shape.rank()));
+    fail(ErrorCode::invalid_model,
+         "repeats has " + std::to_string(repeats.size()) + " entries for rank " + std::to_string(x.shape.rank()));
   auto dims = x.shape.dims();
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (repeats[d] < 0) fail(ErrorCode::invalid_model, "repeats has a negative entry");
@@ -381,12 +381,18 @@ std::vector<ValueInfo> infer_range(const Node& node, std::span<const ValueInfo* 
   }
   std::int64_t n = 0;
   switch (values[0]->dtype()) {
-    case DType::f32: n = range_length<float>(*values[0], *values[1], *values[2]); break;
-    case DType::i64: n = range_length<std::int64_t>(*values[0], *values[1], *values[2]); break;
-    case DType::i32: n = range_length<std::int32_t>(*values[0], *values[1], *values[2]); break;
+    case DType::f32:
+      n = range_length<float>(*values[0], *values[1], *values[2]);
+      break;
+    case DType::i64:
+      n = range_length<std::int64_t>(*values[0], *values[1], *values[2]);
+      break;
+    case DType::i32:
+      n = range_length<std::int32_t>(*values[0], *values[1], *values[2]);
+      break;
     default:
-      fail(ErrorCode::unsupported, "Range of dtype " + std::string(dtype_name(values[0]->dtype())) +
-                                       " (f32, i64 and i32 are supported)");
+      fail(ErrorCode::unsupported,
+           "Range of dtype " + std::string(dtype_name(values[0]->dtype())) + " (f32, i64 and i32 are supported)");
   }
   return {out(node, 0, values[0]->dtype(), Shape{n})};
 }

@@ -51,7 +51,8 @@ std::vector<Tensor> run_on_host(const Node& node, const std::vector<const ValueI
   std::vector<const void*> in_ptrs;
   for (const Tensor* v : values) in_ptrs.push_back(v ? v->data() : nullptr);
   std::vector<void*> out_ptrs;
-  for (std::size_t i = 0; i < results.size(); ++i) out_ptrs.push_back(spec.outputs[i].present ? results[i].data() : nullptr);
+  for (std::size_t i = 0; i < results.size(); ++i)
+    out_ptrs.push_back(spec.outputs[i].present ? results[i].data() : nullptr);
   std::vector<std::byte> workspace(kernel->workspace_bytes());
   kernel->run(in_ptrs, out_ptrs, workspace.data(), stream);
   return results;
@@ -62,7 +63,8 @@ std::vector<Tensor> run_on_host(const Node& node, const std::vector<const ValueI
 std::size_t fold_constants(Model& model) {
   std::map<std::string, ValueInfo> infos;
   for (const auto& input : model.inputs) infos[input.name] = input;
-  for (const auto& [name, tensor] : model.initializers) infos[name] = ValueInfo{name, tensor.dtype(), tensor.shape(), {}};
+  for (const auto& [name, tensor] : model.initializers)
+    infos[name] = ValueInfo{name, tensor.dtype(), tensor.shape(), {}};
   const std::set<std::string> graph_outputs(model.outputs.begin(), model.outputs.end());
 
   std::unique_ptr<backend::Backend> cpu;

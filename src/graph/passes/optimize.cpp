@@ -39,7 +39,7 @@ std::map<std::string, Shape> bind_inputs(Model& model, const OptimizeOptions& op
     std::vector<std::int64_t> dims = input.shape.dims();
     const auto given = options.input_shapes.find(input.name);
     const auto constant = options.constant_inputs.find(input.name);
-    const Shape* forced = given != options.input_shapes.end()       ? &given->second
+    const Shape* forced = given != options.input_shapes.end()         ? &given->second
                           : constant != options.constant_inputs.end() ? &constant->second.shape()
                                                                       : nullptr;
     if (forced) {
@@ -51,9 +51,8 @@ std::map<std::string, Shape> bind_inputs(Model& model, const OptimizeOptions& op
         if (dims[axis] >= 0 && dims[axis] != (*forced)[axis])
           throw Error(ErrorCode::invalid_argument, where + ": input '" + input.name + "' is " +
                                                        input.shape.to_string() + " with a fixed " +
-                                                       std::to_string(dims[axis]) + " at axis " +
-                                                       std::to_string(axis) + "; the shape given is " +
-                                                       forced->to_string());
+                                                       std::to_string(dims[axis]) + " at axis " + std::to_string(axis) +
+                                                       "; the shape given is " + forced->to_string());
         if ((*forced)[axis] < 0)
           throw Error(ErrorCode::invalid_argument,
                       where + ": the shape given for '" + input.name + "' has a negative dimension");
@@ -71,9 +70,9 @@ std::map<std::string, Shape> bind_inputs(Model& model, const OptimizeOptions& op
         } else if (options.default_dim_value > 0) {
           dims[axis] = options.default_dim_value;
         } else {
-          throw Error(ErrorCode::invalid_argument, where + ": input '" + input.name + "' dimension " +
-                                                       describe_dim(input, axis) +
-                                                       " is symbolic; give its size (input shapes or dimension values)");
+          throw Error(ErrorCode::invalid_argument,
+                      where + ": input '" + input.name + "' dimension " + describe_dim(input, axis) +
+                          " is symbolic; give its size (input shapes or dimension values)");
         }
         if (dims[axis] <= 0)
           throw Error(ErrorCode::invalid_argument, where + ": dimension " + describe_dim(input, axis) + " of '" +
@@ -86,10 +85,9 @@ std::map<std::string, Shape> bind_inputs(Model& model, const OptimizeOptions& op
       if (name.empty()) continue;
       const auto [it, inserted] = seen.emplace(name, std::make_pair(dims[axis], input.name));
       if (!inserted && it->second.first != dims[axis])
-        throw Error(ErrorCode::invalid_argument, where + ": dimension '" + name + "' is " +
-                                                     std::to_string(it->second.first) + " in input '" +
-                                                     it->second.second + "' but " + std::to_string(dims[axis]) +
-                                                     " in input '" + input.name + "'");
+        throw Error(ErrorCode::invalid_argument,
+                    where + ": dimension '" + name + "' is " + std::to_string(it->second.first) + " in input '" +
+                        it->second.second + "' but " + std::to_string(dims[axis]) + " in input '" + input.name + "'");
     }
     input.shape = Shape(dims);
     input.dim_params.clear();
@@ -98,7 +96,8 @@ std::map<std::string, Shape> bind_inputs(Model& model, const OptimizeOptions& op
 
   // Inputs fixed at load become initializers and leave the request's input list.
   for (const auto& [name, value] : options.constant_inputs) {
-    auto it = std::find_if(model.inputs.begin(), model.inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
+    auto it =
+        std::find_if(model.inputs.begin(), model.inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
     if (it->dtype != value.dtype())
       throw Error(ErrorCode::invalid_argument, where + ": input '" + name + "' is " +
                                                    std::string(dtype_name(it->dtype)) + ", the value given is " +

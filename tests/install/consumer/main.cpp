@@ -14,11 +14,11 @@ namespace {
 constexpr int kRows = 2, kIn = 3, kOut = 4;
 // Multiples of 1/4 with few significant bits: every product and sum is exact in f32 and in TF32,
 // so any backend must match closely.
-const std::vector<float> kX = {1.0f, -2.0f, 0.5f,  //
-                               0.25f, 1.5f, -1.0f};
-const std::vector<float> kW = {0.5f, -1.0f, 2.0f, 0.25f,   //
-                               1.0f, 0.75f, -0.5f, -1.0f,  //
-                               -2.0f, 0.5f, 1.0f, 1.5f};
+const std::vector<float> kX = {1.0f,  -2.0f, 0.5f,  //
+                               0.25f, 1.5f,  -1.0f};
+const std::vector<float> kW = {0.5f,  -1.0f, 2.0f,  0.25f,  //
+                               1.0f,  0.75f, -0.5f, -1.0f,  //
+                               -2.0f, 0.5f,  1.0f,  1.5f};
 const std::vector<float> kB = {0.25f, -0.5f, 1.0f, 0.0f};
 
 std::vector<float> expected() {

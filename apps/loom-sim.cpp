@@ -38,6 +38,12 @@ struct SimOptions {
   double interval_us = 0;
   std::string device_peaks = "h100";
   std::uint64_t onchip_bytes = 0;
+  // Policy tuning (idle-time) and the simulated device's priorities and memory.
+  loom::PolicyOptions policy_options;
+  std::string preemption = "on";
+  bool ignore_priorities = false;
+  loom::sim::SimOptions sim;
+  double host_link_gbps = 25;
 };
 
 // NVIDIA H100 SXM5 datasheet figures: dense FP32 (CUDA cores) and FP16 (tensor cores) FLOP/s,
@@ -77,6 +83,10 @@ std::vector<loom::sim::SimModel> builtin_models(const SimOptions& options, std::
     loom::ExecutorOptions executor_options;
     executor_options.device = peaks;
     executor_options.compute_dtype = dtype;
+    // The executor chooses the cancellation points; sim_model() carries them.
+    executor_options.preemption = options.sim.preemption;
+    executor_options.cancellation_interval_us = options.sim.cancellation_interval_us;
+    executor_options.cancellation_max_live_bytes = options.sim.cancellation_max_live_bytes;
     loom::Executor executor(executor_options);
     std::vector<loom::sim::SimModel> result;
     std::string sources;
@@ -112,11 +122,14 @@ std::vector<loom::sim::SimModel> builtin_models(const SimOptions& options, std::
   return loom::sim::sim_models(models, dtype, flops, bandwidth);
 }
 
-// Nearest-rank percentile of `sorted` (ascending, non-empty): the value at rank ceil(p/100 * n).
-double nearest_rank(const std::vector<double>& sorted, double p) {
-  const auto n = static_cast<double>(sorted.size());
-  const auto rank = static_cast<std::size_t>(std::clamp(std::ceil(p / 100.0 * n), 1.0, n));
-  return sorted[rank - 1];
+std::string priority_text(int priority) {
+  if (priority >= -1 && priority <= 1) return std::string(loom::priority_name(static_cast<loom::Priority>(priority)));
+  return std::to_string(priority);
+}
+
+void print_latency_row(const std::string& name, const loom::sim::LatencySummary& l, const std::string& alone) {
+  std::printf("  %-16s %8zu %12.3f %12.3f %12.3f %12.3f %12s\n", name.c_str(), l.requests, l.mean_us, l.p50_us,
+              l.p99_us, l.max_us, alone.c_str());
 }
 
 void print_summary(const loom::sim::SimResult& r, const loom::sim::Workload& w, const std::string& source,
@@ -143,19 +156,37 @@ void print_summary(const loom::sim::SimResult& r, const loom::sim::Workload& w, 
   std::printf("Memory:        busy %12.3f us (%5.1f%%), idle %12.3f us\n", r.memory_busy_us, share(r.memory_busy_us),
               r.memory_idle_us);
 
-  // Per model, in the order models are listed.
+  const auto& o = r.options;
+  std::printf(
+      "Preemption:    %s; cancellation interval %g us, max live bytes %llu%s; host link %g GB/s; "
+      "device memory %s\n",
+      o.preemption ? "on" : "off", o.cancellation_interval_us,
+      static_cast<unsigned long long>(o.cancellation_max_live_bytes),
+      o.cancellation_max_live_bytes == 0 ? " (any)" : "", o.host_link_bytes_per_us / 1e3,
+      o.device_memory_bytes == 0 ? "unlimited" : (std::to_string(o.device_memory_bytes) + " bytes").c_str());
+  std::uint64_t dumped = 0;
+  for (const auto& p : r.preemptions) dumped += p.bytes_dumped;
+  std::printf("Pauses:        %zu, %llu bytes dumped and restored, host link busy %.3f us\n", r.preemptions.size(),
+              static_cast<unsigned long long>(dumped), r.host_link_busy_us);
+
+  // Per model, in the order models are listed; "alone" = one request of the model on the empty device.
   std::printf("\nLatency per model (us, arrival to last compute end; nearest-rank percentiles):\n");
-  std::printf("  %-16s %8s %14s %14s %14s\n", "model", "requests", "mean", "p50", "p99");
-  for (const auto& model : w.models) {
+  std::printf("  %-16s %8s %12s %12s %12s %12s %12s\n", "model", "requests", "mean", "p50", "p99", "max", "alone");
+  for (std::size_t m = 0; m < w.models.size(); ++m) {
     std::vector<double> latencies;
     for (const auto& request : r.requests)
-      if (request.model == model.name) latencies.push_back(request.latency_us);
+      if (request.model == w.models[m].name) latencies.push_back(request.latency_us);
     if (latencies.empty()) continue;
-    std::sort(latencies.begin(), latencies.end());
-    double sum = 0;
-    for (double l : latencies) sum += l;
-    std::printf("  %-16s %8zu %14.3f %14.3f %14.3f\n", model.name.c_str(), latencies.size(),
-                sum / static_cast<double>(latencies.size()), nearest_rank(latencies, 50), nearest_rank(latencies, 99));
+    print_latency_row(w.models[m].name, loom::sim::summarize_latencies(std::move(latencies)),
+                      format("%.3f", r.model_alone_us[m]));
+  }
+  std::map<int, std::vector<double>, std::greater<>> by_priority;
+  for (const auto& request : r.requests) by_priority[request.priority].push_back(request.latency_us);
+  if (by_priority.size() > 1) {
+    std::printf("\nLatency per priority class (us):\n");
+    std::printf("  %-16s %8s %12s %12s %12s %12s\n", "priority", "requests", "mean", "p50", "p99", "max");
+    for (auto& [priority, latencies] : by_priority)
+      print_latency_row(priority_text(priority), loom::sim::summarize_latencies(std::move(latencies)), "");
   }
 }
 
@@ -181,8 +212,11 @@ int run_sim(SimOptions options) {
              options.dtype + ", " + std::to_string(options.requests) + " request(s) per model every " +
              format("%g", options.interval_us) + " us; Step costs: " + cost_note;
   }
-  auto policy = loom::make_policy(options.policy);
-  const loom::sim::SimResult result = loom::sim::simulate(workload, *policy);
+  // Without priorities every request is normal: the baseline the priority runs are compared with.
+  if (options.ignore_priorities)
+    for (auto& request : workload.requests) request.priority = 0;
+  auto policy = loom::make_policy(options.policy, options.policy_options);
+  const loom::sim::SimResult result = loom::sim::simulate(workload, *policy, options.sim);
 
   if (!options.export_workload.empty()) {
     std::ofstream out(options.export_workload);
@@ -210,6 +244,18 @@ const char* kFooter = R"(The model (docs/simulator.md):
   Lower bound = max(resource bound: total compute or total memory work, whichever is larger;
   chain bound: the longest request simulated alone on the device from time 0).
 
+Priorities and preemption (docs/simulator.md, "Priorities and preemption"):
+  Requests carry a priority (workload file: background, normal, urgent or an int). At each
+  scheduling point only the highest class among the live requests may run; the policy orders
+  them. With --preemption on, a started lower-priority request that is between cancellation
+  points runs on, first, to its next point, and pauses there until no higher class is live.
+  Cancellation points: at least one per --cancel-interval-us of estimated time (each Step
+  counting max(compute_us, memory_us)), only at boundaries whose live_bytes_after are at most
+  --cancel-max-live-bytes; a model may give its own. If an arriving request's arena (its model's
+  largest live_bytes_after) does not fit in --device-memory-bytes, paused requests are dumped
+  over the host link (bytes / --host-link-gbps) and restored before they resume. With
+  --preemption off a started request runs to its end; priority only orders the waiting ones.
+
 Step costs in built-in models mode (--device-peaks):
   h100          roofline from the H100 SXM datasheet: 67 TFLOP/s f32, 989 TFLOP/s f16, 3.35 TB/s
   FLOPS,BW      roofline from these peaks, e.g. 50e12,2e12 (FLOP/s, bytes/s)
@@ -221,7 +267,9 @@ Examples:
   loom-sim --workload bench/workloads/mission-example.json --policy fifo
   loom-sim --workload bench/workloads/mission-example.json --json --exportTrace mission.trace.json
   loom-sim --models resnet,lstm --requests 8 --interval-us 500 --size large --dtype f16
-  loom-sim --device-peaks cpu --exportWorkload default.workload.json)";
+  loom-sim --device-peaks cpu --exportWorkload default.workload.json
+  loom-sim --workload bench/workloads/preempt-perception-planning.json --preemption off
+  loom-sim --workload bench/workloads/preempt-perception-planning.json --ignore-priorities)";
 
 }  // namespace
 
@@ -249,16 +297,70 @@ int main(int argc, char** argv) {
         ->type_name(policy_choices)
         ->capture_default_str();
     app.add_flag("--json", options.json,
-                 "Print one JSON document (makespan, bounds, busy and idle time, requests, schedule) instead "
-                 "of the text summary");
+                 "Print one JSON document (makespan, bounds, busy and idle time, latency per model and per "
+                 "priority class, preemptions, requests, schedule) instead of the text summary");
     app.add_option("--exportTrace", options.export_trace,
                    "Write the simulated timeline to FILE as Chrome trace JSON (Perfetto, chrome://tracing): "
-                   "tracks sim:memory, sim:compute, host:scheduler, request:<model>")
+                   "tracks sim:memory, sim:compute, sim:host-link, host:scheduler, request:<model> (with pause, "
+                   "dump, restore, resume)")
         ->type_name("FILE");
     app.add_option("--exportWorkload", options.export_workload,
                    "Write the simulated workload to FILE in the workload file format (e.g. the built-in models' "
                    "Step costs, to edit and rerun with --workload)")
         ->type_name("FILE");
+
+    const std::string tuning = "Policy tuning (idle-time)";
+    app.add_option("--window", options.policy_options.window,
+                   "Steps of each request the idle-time estimate looks at: its next Step and up to N-1 more (1 to 8)")
+        ->type_name("N")
+        ->capture_default_str()
+        ->group(tuning);
+    app.add_option("--starvation-limit", options.policy_options.starvation_limit,
+                   "A candidate passed over N times goes next (at least 1)")
+        ->type_name("N")
+        ->capture_default_str()
+        ->group(tuning);
+    app.add_option("--block-us", options.policy_options.block_us,
+                   "Schedule runs of small Steps (compute + memory < US) of one request as one unit while they "
+                   "add up to less than US; 0: off")
+        ->type_name("US")
+        ->capture_default_str()
+        ->group(tuning);
+
+    const std::string device = "Priorities, preemption and device memory";
+    app.add_option("--preemption", options.preemption,
+                   "on: a started lower-priority request pauses at its next cancellation point while higher "
+                   "priority work is live; off: it runs to its end (priority only orders waiting requests)")
+        ->check(CLI::IsMember({"on", "off"}).description(""))
+        ->type_name("on|off")
+        ->capture_default_str()
+        ->group(device);
+    app.add_flag("--ignore-priorities", options.ignore_priorities,
+                 "Treat every request as normal priority (the baseline without priorities)")
+        ->group(device);
+    app.add_option("--cancel-interval-us", options.sim.cancellation_interval_us,
+                   "Cancellation points: at least one per US of estimated time where the model allows (0: every "
+                   "allowed boundary); models that give their own points keep them")
+        ->check(CLI::NonNegativeNumber.description(""))
+        ->type_name("US")
+        ->capture_default_str()
+        ->group(device);
+    app.add_option("--cancel-max-live-bytes", options.sim.cancellation_max_live_bytes,
+                   "Cancellation points only at boundaries whose live bytes are at most N (0: any)")
+        ->type_name("N")
+        ->capture_default_str()
+        ->group(device);
+    app.add_option("--device-memory-bytes", options.sim.device_memory_bytes,
+                   "Device memory the request arenas share (each: its model's largest live_bytes_after); when "
+                   "short, paused requests are dumped to the host. 0: unlimited")
+        ->type_name("N")
+        ->capture_default_str()
+        ->group(device);
+    app.add_option("--host-link-gbps", options.host_link_gbps, "Dump and restore speed of the host link, GB/s")
+        ->check(CLI::PositiveNumber.description(""))
+        ->type_name("GB/S")
+        ->capture_default_str()
+        ->group(device);
 
     const std::string group = "Built-in models (instead of --workload)";
     const std::vector<CLI::Option*> builtin = {
@@ -322,5 +424,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  options.sim.preemption = options.preemption == "on";
+  options.sim.host_link_bytes_per_us = options.host_link_gbps * 1e3;  // 1 GB/s = 1e3 bytes per us
   return cli::run_guarded("loom-sim", [&] { return run_sim(options); });
 }

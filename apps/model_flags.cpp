@@ -46,6 +46,32 @@ Shape parse_dims(const std::string& text, const std::string& flag, const std::st
 
 }  // namespace
 
+std::map<std::string, std::string> parse_model_settings(const std::vector<std::string>& items,
+                                                        const std::string& flag) {
+  std::map<std::string, std::string> settings;
+  for (const auto& item : items) {
+    const std::size_t eq = item.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw UsageError(flag + ": expected MODEL=VALUE, got '" + item + "'");
+    const std::string model = item.substr(0, eq);
+    if (!settings.emplace(model, item.substr(eq + 1)).second)
+      throw UsageError(flag + ": model '" + model + "' is given twice");
+  }
+  return settings;
+}
+
+std::map<std::string, std::int64_t> parse_model_integers(const std::vector<std::string>& items,
+                                                         const std::string& flag) {
+  std::map<std::string, std::int64_t> values;
+  for (const auto& [model, text] : parse_model_settings(items, flag)) {
+    std::int64_t value = 0;
+    if (!parse_integer(text, value))
+      throw UsageError(flag + ": '" + model + "=" + text + "': expected a whole number, got '" + text + "'");
+    values[model] = value;
+  }
+  return values;
+}
+
 std::map<std::string, Shape> parse_shape_bindings(const std::vector<std::string>& items, const std::string& flag) {
   std::map<std::string, Shape> shapes;
   for (const auto& item : items) {

@@ -25,6 +25,14 @@ std::map<std::string, std::int64_t> parse_dim_bindings(const std::vector<std::st
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> parse_input_ranges(const std::vector<std::string>& items,
                                                                                 const std::string& flag);
 
+// "MODEL=VALUE" items -> values by model name (the last '=' splits; both sides non-empty); a
+// model given twice is an error. Which values are valid is the caller's check.
+std::map<std::string, std::string> parse_model_settings(const std::vector<std::string>& items, const std::string& flag);
+
+// "MODEL=N" items -> whole numbers (may be negative) by model name.
+std::map<std::string, std::int64_t> parse_model_integers(const std::vector<std::string>& items,
+                                                         const std::string& flag);
+
 // Records each range as the model's "input_range:<name>" metadata, which random_inputs() reads;
 // ranges for inputs the model does not have are ignored.
 void apply_input_ranges(Model& model, const std::map<std::string, std::pair<std::int64_t, std::int64_t>>& ranges);

@@ -8,16 +8,17 @@
 namespace loom {
 
 enum class ErrorCode {
-  invalid_argument,  // a bad option or argument value
-  shape_mismatch,    // a tensor's shape differs from what the model or op expects
-  dtype_mismatch,    // a tensor's element type differs from what the model or op expects
-  unknown_model,     // no loaded model has that name
-  invalid_model,     // the graph is malformed: missing value, bad attribute, cycle
-  unsupported,       // an op, dtype or attribute value this backend does not implement
-  out_of_memory,     // device or pool allocation failed
-  shutdown,          // the executor no longer accepts work
-  backend,           // CUDA, cuBLAS or cuDNN reported an error
-  internal,          // a broken invariant inside Loom
+  invalid_argument,   // a bad option or argument value
+  shape_mismatch,     // a tensor's shape differs from what the model or op expects
+  dtype_mismatch,     // a tensor's element type differs from what the model or op expects
+  unknown_model,      // no loaded model has that name
+  invalid_model,      // the graph is malformed: missing value, bad attribute, cycle
+  unsupported,        // an op, dtype or attribute value this backend does not implement
+  out_of_memory,      // device or pool allocation failed
+  shutdown,           // the executor no longer accepts work
+  backend,            // CUDA, cuBLAS or cuDNN reported an error
+  deadline_exceeded,  // a request's deadline passed before it started
+  internal,           // a broken invariant inside Loom
 };
 
 std::string_view error_code_name(ErrorCode code) noexcept;

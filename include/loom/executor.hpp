@@ -2,6 +2,7 @@
 // pre-process, execute and post-process stages, each on its own thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -37,6 +38,30 @@ struct ExecutorOptions {
   // Record a timeline (timed events around every Step and copy, scheduling decisions, request
   // lives); read it with Executor::timeline(). Off by default: timing events cost a little.
   bool record_timeline = false;
+  // CUDA: replay each Step's kernels as a CUDA graph (captured on first use per request arena),
+  // falling back to plain launches for a Step whose capture fails. Ignored on the CPU.
+  bool cuda_graphs = true;
+  // Cancellation points (MISSION.md §3), chosen per model at load: Step boundaries where the
+  // request's live bytes are at most cancellation_max_live_bytes (0 = no bound), at least one per
+  // cancellation_interval_us of estimated time where the model has such boundaries. Lower-priority
+  // work pauses only there. preemption = false turns pausing off (priority then only orders
+  // waiting requests).
+  bool preemption = true;
+  double cancellation_interval_us = 1000;
+  std::uint64_t cancellation_max_live_bytes = 0;
+  // Device memory the request arenas may hold together (0 = no limit beyond the device's own).
+  // When an urgent request's arena does not fit, paused lower-priority requests have their live
+  // buffers dumped to pinned host memory and their arenas freed; they are restored before
+  // resuming.
+  std::uint64_t arena_memory_limit_bytes = 0;
+  // For tests that need an exact interleaving; leave it empty otherwise. Called on the dispatcher
+  // thread after each Step it launches, with the Step's model and how many of that request's
+  // Steps are launched now. The hook may submit() requests; the dispatcher then makes no further
+  // decision until the number of requests that have reached it since the start is at least the
+  // value returned (0: carry on at once), so "an urgent request arrives right after Step k" is
+  // reproducible. A request that fails before the dispatcher (bad input, expired) never reaches
+  // it; the wait also ends at shutdown. An exception from the hook counts as 0.
+  std::function<std::uint64_t(const std::string& model, std::size_t steps_launched)> after_step_hook;
 };
 
 // How Executor::load() prepares a model: its name and the optimize() options (shapes for
@@ -44,10 +69,23 @@ struct ExecutorOptions {
 struct LoadOptions {
   std::string name;  // default: model.name
   OptimizeOptions optimize;
+  // Priority of the model's stream: 0 = normal, higher = more urgent (CUDA stream priorities;
+  // the device then favours this model's kernels). Ignored on the CPU.
+  int stream_priority = 0;
 };
 
+// Who may run: while a request of a higher class is live, lower classes do not start Steps (and
+// pause at their next cancellation point); the scheduling policy orders requests within a class.
+enum class Priority : int { background = -1, normal = 0, urgent = 1 };
+std::string_view priority_name(Priority priority) noexcept;  // "background", "normal", "urgent"
+Priority priority_from_name(std::string_view name);          // throws Error(invalid_argument)
+
 struct RequestOptions {
-  int priority = 0;  // recorded on the request; the FIFO policy ignores it
+  Priority priority = Priority::normal;
+  // Optional: a request that has not started its first Step by then fails with
+  // Error(deadline_exceeded) instead of running; one that has started runs to the end.
+  // The default (the clock's epoch) means no deadline.
+  std::chrono::steady_clock::time_point deadline{};
 };
 
 // What compiling a model produced, per Step: the unit the scheduler moves (one layer or a block
@@ -66,6 +104,7 @@ struct StepInfo {
   double measured_us = 0;             // from the device profile; 0 when none matched
   double compute_probe_slowdown = 0;  // from the profile; 0 when not measured
   double memory_probe_slowdown = 0;
+  bool cancellation_point = false;  // lower-priority work may pause at the boundary after this Step
 };
 
 struct ModelInfo {
@@ -87,6 +126,14 @@ struct ExecutorStats {
   std::uint64_t pool_bytes_reserved = 0;  // device memory the pool holds
   std::uint64_t pool_allocations = 0;     // blocks handed out
   std::uint64_t pool_reuses = 0;          // of those, served from the free set
+  std::uint64_t steps_dispatched = 0;
+  // Host time the dispatcher spent from building the candidates through each Step's launch,
+  // summed. On the CPU backend the Step runs inside its launch; its run time is left out.
+  double dispatch_host_us = 0;
+  std::uint64_t preemptions = 0;       // pauses at cancellation points
+  std::uint64_t bytes_dumped = 0;      // live bytes copied to host memory by preemptions
+  std::uint64_t requests_expired = 0;  // failed with deadline_exceeded
+  std::uint64_t cuda_graph_steps = 0;  // Steps launched as a CUDA graph (captured or replayed)
 };
 
 using Outputs = std::vector<Tensor>;

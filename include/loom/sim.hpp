@@ -17,10 +17,18 @@
 // Step's load may overlap the compute of its predecessor). When no request is live at a
 // scheduling point, time jumps to the next arrival. Candidates are offered in arrival order
 // (request_id: position in arrival order, ties in list order). docs/simulator.md has the details.
+//
+// Priorities and preemption (MISSION.md §3; docs/simulator.md, "Priorities and preemption"):
+// priority decides which requests may be candidates, the policy the order among them. With
+// preemption on, a started lower-priority request stops at its next cancellation point (a Step
+// boundary chosen by sched::choose_cancellation_points) while higher-priority work is live; if
+// device memory is short, its live bytes are dumped over the host link and restored before it
+// resumes.
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +45,13 @@ struct SimStep {
   double compute_us = 0;
   double memory_us = 0;
   std::uint64_t onchip_bytes = 0;  // held on chip from its memory start to its compute end
+  // Request bytes live at the boundary after this Step: what a pause there dumps and restores.
+  // The model's largest value is each request's arena (device memory it holds while it runs).
+  std::uint64_t live_bytes_after = 0;
+  // Set on any Step of a model: that model's cancellation points are given (true = the boundary
+  // after this Step is one; unset counts as false) instead of chosen by the rule. The boundary
+  // after the last Step is never one.
+  std::optional<bool> cancellation_point{};
 };
 
 struct SimModel {
@@ -46,14 +61,36 @@ struct SimModel {
 
 struct SimRequest {
   std::string model;
+  // When the request becomes live; with `follows`, the delay after that request finishes.
   double arrival_us = 0;
+  // Higher runs first (loom::Priority: background -1, normal 0, urgent 1; any int is a class).
   int priority = 0;
+  // Closed loop: the index of an earlier request in Workload::requests; this one arrives
+  // arrival_us after that one's last compute ends (e.g. frames submitted back to back).
+  std::optional<std::size_t> follows{};
 };
 
 struct Workload {
   std::vector<SimModel> models;
   std::vector<SimRequest> requests;
   std::uint64_t onchip_capacity_bytes = 0;  // 0 = unlimited
+};
+
+// How the simulated device treats priorities and memory.
+struct SimOptions {
+  // False: priority only decides which requests may start; a started request runs to its end.
+  bool preemption = true;
+  // The cancellation-point rule (sched::choose_cancellation_points) for models whose Steps do not
+  // give their points: at least one point per this much estimated time, each Step counting
+  // max(compute_us, memory_us) (its time alone on the device, its load overlapping the previous
+  // compute), only at boundaries with live_bytes_after <= cancellation_max_live_bytes (0 = any).
+  double cancellation_interval_us = 1000;
+  std::uint64_t cancellation_max_live_bytes = 0;
+  // Dump and restore speed of the host link in bytes per microsecond (25e3 = 25 GB/s).
+  double host_link_bytes_per_us = 25e3;
+  // Device memory the request arenas share (0 = unlimited). A request holds its model's largest
+  // live_bytes_after from its first Step's decision to its last compute end, except while dumped.
+  std::uint64_t device_memory_bytes = 0;
 };
 
 // One dispatched Step in the schedule.
@@ -68,8 +105,27 @@ struct ScheduledStep {
 struct RequestResult {
   std::size_t request = 0;
   std::string model;
-  double arrival_us = 0, start_us = 0, finish_us = 0, latency_us = 0;
+  int priority = 0;
+  double arrival_us = 0, start_us = 0, finish_us = 0, latency_us = 0;  // arrival: actual (after `follows`)
 };
+
+// One pause of a started request at a cancellation point while higher-priority work ran.
+struct Preemption {
+  std::size_t request = 0;     // index into Workload::requests
+  std::size_t after_step = 0;  // the boundary it paused at: after this Step
+  double paused_at_us = 0;     // max(the first scheduling point it was held back at, that Step's compute end)
+  double resumed_at_us = 0;    // the memory start of its next Step
+  std::uint64_t bytes_dumped = 0, bytes_restored = 0;  // both 0, or both the live bytes at the point
+  double dump_start_us = 0, dump_end_us = 0;           // on "sim:host-link"; 0 when not dumped
+  double restore_start_us = 0, restore_end_us = 0;
+};
+
+// Latencies of a group of requests; nearest-rank percentiles (the value at rank ceil(p/100 * n)).
+struct LatencySummary {
+  std::size_t requests = 0;
+  double mean_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
+};
+LatencySummary summarize_latencies(std::vector<double> latencies_us);  // all zero when empty
 
 struct SimResult {
   std::vector<ScheduledStep> schedule;  // in dispatch order
@@ -80,21 +136,35 @@ struct SimResult {
   double resource_bound_us = 0;                    // max(total compute, total memory)
   double chain_bound_us = 0;                       // max over requests of arrival + its model alone on the device
   double lower_bound_us = 0;                       // max of the two bounds (measured from the first arrival)
-  Timeline timeline;  // tracks "sim:memory", "sim:compute", "host:scheduler", "request:<model>"
+  std::vector<double> model_alone_us;              // per Workload::models: one request alone from time 0 to its end
+  std::vector<Preemption> preemptions;             // in the order the pauses began
+  double host_link_busy_us = 0;                    // dumps and restores
+  SimOptions options;                              // what the run used
+  // Tracks "sim:memory", "sim:compute", "sim:host-link", "host:scheduler", "request:<model>".
+  Timeline timeline;
 };
 
 // Runs `workload` under `policy`. Throws Error(invalid_argument) for a request naming an unknown
 // model, a negative time or a Step larger than the on-chip capacity (also: a duplicate model
-// name, a model without Steps, a non-finite time), naming the field; Error(internal) when the
-// policy answers an index outside the candidates. Same input, same result.
-SimResult simulate(const Workload& workload, SchedulingPolicy& policy);
+// name, a model without Steps, a non-finite time, a `follows` not naming an earlier request, a
+// model arena larger than device_memory_bytes, a host-link rate that is not positive), naming the
+// field; Error(internal) when the policy answers an index outside the candidates. Same input,
+// same result.
+SimResult simulate(const Workload& workload, SchedulingPolicy& policy, const SimOptions& options);
+SimResult simulate(const Workload& workload, SchedulingPolicy& policy);  // default SimOptions
+
+// One flag per Step of `model`: true when the boundary after it is a cancellation point — the
+// Steps' own cancellation_point flags when any is set, else the rule of SimOptions.
+std::vector<bool> cancellation_points(const SimModel& model, const SimOptions& options);
+// The device memory a request of `model` holds while it runs: its largest live_bytes_after.
+std::uint64_t arena_bytes(const SimModel& model);
 
 // The workload file (docs/workload-format.md): JSON with "models", "requests" and optional
 // "onchip_capacity_bytes". Throws Error(invalid_argument) naming the file and the field.
 Workload read_workload(const std::string& path);
 Workload parse_workload(std::istream& in, const std::string& source_name);
 
-// The result as the JSON document loom-sim --json prints.
+// The result as the JSON document loom-sim --json prints (docs/simulator.md lists the keys).
 std::string result_json(const SimResult& result, const Workload& workload, const std::string& policy);
 
 // `workload` as a workload file (one entry per request); parse_workload reads a valid workload
@@ -106,7 +176,8 @@ std::string workload_json(const Workload& workload);
 // `models` compiled into Steps (the planner's, as the executor runs them) for a device computing
 // in `compute_dtype` with these peak figures: each Step's roofline estimate, compute_us = FLOPs /
 // peak_flops and memory_us = bytes read and written / peak_bandwidth; onchip_bytes = its working
-// set. SimModel names are Model::name. Throws Error(invalid_argument) for a peak that is not
+// set; live_bytes_after from the memory plan (cancellation points left to the rule). SimModel
+// names are Model::name. Throws Error(invalid_argument) for a peak that is not
 // positive, and the errors of infer_shapes().
 std::vector<SimModel> sim_models(const std::vector<Model>& models, DType compute_dtype, double peak_flops,
                                  double peak_bandwidth);
@@ -115,7 +186,8 @@ std::vector<SimModel> sim_models(const std::vector<Model>& models, DType compute
 // Step with a measured time (StepInfo::measured_us > 0, from the device profile) takes that time,
 // split between memory and compute in proportion to its roofline memory_us and compute_us (all
 // compute when both are 0), so the Step alone on the simulated device lasts what was measured.
-// onchip_bytes = working_set_bytes.
+// onchip_bytes = working_set_bytes; live_bytes_after and cancellation_point (set on every Step: the
+// executor's points) as compiled.
 SimModel sim_model(const ModelInfo& info);
 
 // `per_model` requests of every model, the i-th request of each arriving at i * interval_us;

@@ -24,6 +24,16 @@ void OpKernel::run(std::span<const void* const> inputs, std::span<void* const> o
   run_impl(inputs, outputs, workspace, stream);
 }
 
+void Stream::begin_capture() {
+  throw Error(ErrorCode::unsupported,
+              "this backend's streams cannot record graphs (Backend::supports_graphs() is false)");
+}
+
+std::unique_ptr<Graph> Stream::end_capture() {
+  throw Error(ErrorCode::unsupported,
+              "this backend's streams cannot record graphs (Backend::supports_graphs() is false)");
+}
+
 static std::string describe(const KernelSpec& spec) {
   if (!spec.node) return "op";
   return spec.node->op_type + " node '" + spec.node->name + "'";

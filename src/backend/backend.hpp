@@ -27,6 +27,18 @@ class Event {
   virtual double microseconds_since(Event& earlier) = 0;
 };
 
+class Stream;
+
+// Work recorded from a stream by Stream::begin_capture()/end_capture(), ready to be replayed: the
+// same kernels with the same arguments (device addresses included), launched as one unit.
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  // Enqueues the recorded work on `stream` (of the backend that recorded it), ordered after the
+  // stream's earlier work like any launch. Throws Error(backend) when the launch fails.
+  virtual void launch(Stream& stream) = 0;
+};
+
 // An ordered queue of device work. CUDA streams run asynchronously to the host; the CPU backend's
 // streams run each call to completion before returning.
 class Stream {
@@ -43,6 +55,17 @@ class Stream {
   virtual void wait(Event& event) = 0;  // later work on this stream starts after `event`
   virtual void synchronize() = 0;
   virtual void* native_handle() noexcept { return nullptr; }  // cudaStream_t on CUDA
+
+  // Graph capture, on backends whose supports_graphs() is true (others throw Error(unsupported)).
+  // Between begin_capture() and end_capture(), work the calling thread enqueues on this stream is
+  // recorded, not run; other threads and other streams are unaffected. Only kernel launches and
+  // stream-ordered copies belong inside: no record()/wait()/synchronize() on this stream.
+  virtual void begin_capture();
+  // Ends the capture and returns the recorded work ready to launch, or nullptr when something
+  // inside could not be recorded (or the graph could not be instantiated). Either way the stream
+  // is capturing no more and usable, nothing recorded has run, and the error is cleared. Safe to
+  // call after an exception thrown while capturing. Throws only for a sticky device error.
+  virtual std::unique_ptr<Graph> end_capture();
 };
 
 // What a kernel is created from. Shapes and dtypes are static: the planner inferred them.
@@ -121,6 +144,8 @@ class Backend {
   // Host memory the device copies from and to fastest (pinned on CUDA).
   virtual void* allocate_host(std::size_t bytes) = 0;
   virtual void deallocate_host(void* ptr) noexcept = 0;
+  // Whether streams can record work as a Graph (Stream::begin_capture); CUDA yes, CPU no.
+  virtual bool supports_graphs() const noexcept { return false; }
   // Starts a probe; nullptr when this backend has none (the CPU backend).
   virtual std::unique_ptr<Probe> start_probe(ProbeKind) { return nullptr; }
   // Converts `count` elements between float dtypes (f32 <-> f16 <-> bf16) on the device.

@@ -23,6 +23,8 @@ std::string_view error_code_name(ErrorCode code) noexcept {
       return "shut down";
     case ErrorCode::backend:
       return "backend error";
+    case ErrorCode::deadline_exceeded:
+      return "deadline exceeded";
     case ErrorCode::internal:
       return "internal error";
   }

@@ -3,11 +3,38 @@
 //   execute:     the dispatcher asks the policy which live request's next Step runs, launches it
 //                on that model's stream, and keeps a bounded number of Steps in flight
 //   post-process: wait for the request's last Step, copy outputs out, convert back, complete
+//
+// Priorities and preemption (MISSION.md §3), all decided on the dispatcher thread:
+//   - The running class is the highest Priority among live requests (those that reached the
+//     dispatcher, whether or not they hold an arena). Its requests are offered to the policy.
+//     A lower-class request that has started and whose last launched Step does not end at a
+//     cancellation point runs on until it reaches one, before the running class (it is offered
+//     alone with the other such requests); one at a point is paused there (trace "pause") and
+//     resumes (trace "resume") once no higher class is live. With preemption off, started
+//     lower-class requests are offered with the running class and run to their end; unstarted
+//     lower-class requests wait as before.
+//     When every live request is of one class and ready, the candidates are all live requests:
+//     the only cost cancellation points add to that path is one pass of flag checks.
+//   - Memory (arena_memory_limit_bytes): arenas are charged to an ArenaBudget. The pre-process
+//     stage never waits for memory: when the arena does not fit (or requests are already waiting
+//     for memory) it hands the request on without one, and the dispatcher acquires the arena and
+//     uploads the inputs when the request may run. To make room for a request of a higher class,
+//     the dispatcher dumps paused lower-class requests (their plan's live set at the boundary,
+//     Step::live_after, copied to pinned host memory on its transfer stream, trace "dump") and
+//     gives their arenas back; unstarted lower-class requests just give their arenas back and
+//     upload again later. A dumped request gets a new arena, its bytes copied back to the same
+//     offsets (trace "restore"), before its next Step. Only the dispatcher waits for memory, and
+//     only when no live request can run; it then polls the budget's refunds (post-process frees
+//     arenas) and new arrivals, so there is no cycle of threads waiting on each other: every
+//     arena is held by a request that can run, can be dumped, or is on its way to completion.
+//   - Deadlines: a request whose deadline passes before its first Step fails with
+//     Error(deadline_exceeded), checked in pre-process and at each decision.
 #include "loom/executor.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <shared_mutex>
@@ -20,6 +47,7 @@
 #include "runtime/bounded_queue.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
+#include "sched/cancellation.hpp"
 #include "sched/device_shadow.hpp"
 #include "trace/nvtx.hpp"
 #include "trace/request_recorder.hpp"
@@ -40,7 +68,8 @@ struct Request {
   std::vector<Tensor> inputs;
   RequestOptions options;
   Callback done;
-  runtime::PooledBuffer arena;
+  runtime::PooledBuffer arena;   // empty while waiting for memory or dumped
+  runtime::BudgetCharge charge;  // the arena's share of arena_memory_limit_bytes
   std::unique_ptr<backend::Event> inputs_ready;
   std::unique_ptr<backend::Event> finished;
   std::size_t next_step = 0;
@@ -49,6 +78,18 @@ struct Request {
   std::exception_ptr error;
   std::uint64_t nvtx_range = 0;
   std::unique_ptr<trace::RequestRecorder> recorder;  // only when recording a timeline
+  // Preemption state, used by the dispatcher only.
+  bool deferred = false;     // pre-process handed it on without an arena (counted in arena_waiters)
+  bool paused = false;       // stopped at a cancellation point for a higher class
+  bool dumped = false;       // its live bytes are in `dump`, its arena given back
+  runtime::HostBuffer dump;  // kept until the request ends: restores copy from it asynchronously
+
+  bool started() const noexcept { return next_step > 0; }
+  bool has_deadline() const noexcept { return options.deadline != Clock::time_point{}; }
+  // The boundary after its last launched Step is a cancellation point.
+  bool at_cancellation_point() const {
+    return next_step > 0 && model->plan().steps[next_step - 1].info.cancellation_point;
+  }
 };
 using RequestPtr = std::unique_ptr<Request>;
 
@@ -60,7 +101,10 @@ struct Executor::Impl {
   backend::Backend* device = nullptr;
   std::unique_ptr<SchedulingPolicy> policy;
   std::unique_ptr<runtime::MemoryPool> pool;
+  std::unique_ptr<runtime::ArenaBudget> budget;
   std::unique_ptr<backend::Stream> upload_stream, download_stream;
+  // The dispatcher's own copies: uploads of requests it admits, dumps and restores.
+  std::unique_ptr<backend::Stream> transfer_stream;
 
   mutable std::shared_mutex models_mutex;
   std::map<std::string, std::unique_ptr<runtime::LoadedModel>> models;
@@ -71,6 +115,12 @@ struct Executor::Impl {
   std::mutex shutdown_mutex;
   bool stopped = false;
   std::atomic<std::uint64_t> next_id{0}, submitted{0}, completed{0}, failed{0};
+  // Requests handed to the dispatcher without an arena and not yet given one: while there are
+  // any, pre-process defers new requests too, so memory goes to them in the dispatcher's order.
+  std::atomic<std::uint64_t> arena_waiters{0};
+  // Written by the dispatcher (expired also by pre-process), read by stats().
+  std::atomic<std::uint64_t> steps_dispatched{0}, dispatch_host_ns{0}, preemptions{0}, bytes_dumped{0},
+      requests_expired{0}, cuda_graph_steps{0};
   profile::ActiveProfile profile;  // resolved from options.profile at start
   Timeline timeline;
   std::unique_ptr<trace::TimelineClock> timeline_clock;  // set when options.record_timeline
@@ -84,6 +134,8 @@ struct Executor::Impl {
     policy = make_policy(options.policy, options.policy_options);
     if (options.compute_dtype != DType::f32 && options.compute_dtype != DType::f16)
       throw Error(ErrorCode::invalid_argument, "compute_dtype must be f32 or f16");
+    if (!(options.cancellation_interval_us >= 0) || !std::isfinite(options.cancellation_interval_us))
+      throw Error(ErrorCode::invalid_argument, "cancellation_interval_us must be a finite time >= 0");
     device_holder = backend::open_backend(options.device);
     device = device_holder.get();
     profile = profile::resolve_profile(options.profile, device->device_name());
@@ -91,8 +143,10 @@ struct Executor::Impl {
       throw Error(ErrorCode::unsupported,
                   "f16 compute needs the CUDA backend; device '" + options.device + "' resolved to " + device->name());
     pool = std::make_unique<runtime::MemoryPool>(*device);
+    budget = std::make_unique<runtime::ArenaBudget>(options.arena_memory_limit_bytes);
     upload_stream = device->create_stream(0);
     download_stream = device->create_stream(0);
+    transfer_stream = device->create_stream(0);
     if (options.record_timeline) timeline_clock = std::make_unique<trace::TimelineClock>(*upload_stream);
     pre_thread = std::thread([this] { pre_process_loop(); });
     exec_thread = std::thread([this] { execute_loop(); });
@@ -113,6 +167,7 @@ struct Executor::Impl {
   }
 
   double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - epoch).count(); }
+  double trace_now_us() const { return timeline_clock->host_now_us(); }
 
   // Any stage may fail a request; completion always happens on the post-process thread.
   void fail(RequestPtr& request, std::exception_ptr error) {
@@ -120,24 +175,66 @@ struct Executor::Impl {
     to_post.push(request);
   }
 
+  // The request's deadline has passed: it fails, named, without running.
+  bool expire_if_late(RequestPtr& request, Clock::time_point now) {
+    if (!request->has_deadline() || now <= request->options.deadline) return false;
+    const double late_us = std::chrono::duration<double, std::micro>(now - request->options.deadline).count();
+    ++requests_expired;
+    fail(request, std::make_exception_ptr(
+                      Error(ErrorCode::deadline_exceeded, "model '" + request->model->name() + "', request " +
+                                                              std::to_string(request->id) + ": the deadline passed " +
+                                                              std::to_string(static_cast<long long>(late_us)) +
+                                                              " us before its first Step")));
+    return true;
+  }
+
+  // The bytes charged to the budget for one arena of `model`.
+  static std::uint64_t arena_charge(const runtime::LoadedModel& model) {
+    return plan::align_up(std::max<std::uint64_t>(model.plan().arena_bytes, 1));
+  }
+
+  // Copies the request's (converted) inputs into its arena on `stream`.
+  void upload_inputs(Request& request, backend::Stream& stream) {
+    const auto& model = *request.model;
+    const auto& plan = model.plan();
+    if (request.recorder) request.recorder->begin(trace::RequestRecorder::Span::upload, stream);
+    for (std::size_t i = 0; i < plan.input_ids.size(); ++i)
+      stream.copy_to_device(model.address(plan.input_ids[i], request.arena.get()), request.inputs[i].data(),
+                            request.inputs[i].bytes());
+    if (request.recorder) request.recorder->end(stream);
+    request.inputs_ready = stream.record();
+  }
+
   void pre_process_loop() {
     while (auto item = to_pre.pop()) {
       RequestPtr request = std::move(*item);
       try {
+        if (request->has_deadline() && expire_if_late(request, Clock::now())) continue;
         auto& model = *request->model;
         const auto& plan = model.plan();
-        request->arena = pool->acquire(plan.arena_bytes);
         // Format conversion happens here, on the host, so the device sees only its own dtype.
         for (std::size_t i = 0; i < plan.input_ids.size(); ++i) {
           const auto& value = plan.values[static_cast<std::size_t>(plan.input_ids[i])];
           if (request->inputs[i].dtype() != value.dtype) request->inputs[i] = request->inputs[i].to(value.dtype);
         }
-        if (request->recorder) request->recorder->begin(trace::RequestRecorder::Span::upload, *upload_stream);
-        for (std::size_t i = 0; i < plan.input_ids.size(); ++i)
-          upload_stream->copy_to_device(model.address(plan.input_ids[i], request->arena.get()),
-                                        request->inputs[i].data(), request->inputs[i].bytes());
-        if (request->recorder) request->recorder->end(*upload_stream);
-        request->inputs_ready = upload_stream->record();
+        bool admitted = true;
+        if (budget->limited()) {
+          const std::uint64_t bytes = arena_charge(model);
+          if (bytes > budget->limit())
+            throw Error(ErrorCode::out_of_memory,
+                        "model '" + model.name() + "', request " + std::to_string(request->id) + ": its arena needs " +
+                            std::to_string(bytes) + " bytes, more than arena_memory_limit_bytes (" +
+                            std::to_string(budget->limit()) + ")");
+          admitted = arena_waiters == 0 && budget->try_charge(bytes);
+          if (admitted) request->charge = runtime::BudgetCharge(budget.get(), bytes);
+        }
+        if (admitted) {
+          request->arena = pool->acquire(plan.arena_bytes);
+          upload_inputs(*request, *upload_stream);
+        } else {
+          request->deferred = true;
+          ++arena_waiters;
+        }
         request->ready_at = Clock::now();
         to_exec.push(request);
       } catch (...) {
@@ -147,43 +244,268 @@ struct Executor::Impl {
     to_exec.close();
   }
 
+  // ---- Dispatcher helpers (dispatcher thread only) ----
+
+  // Stops a request at the cancellation point it has reached.
+  void pause(Request& request) {
+    request.paused = true;
+    ++preemptions;
+    if (request.recorder) {
+      const std::size_t step = request.next_step - 1;
+      request.recorder->preempted("pause", trace_now_us(), 0, step,
+                                  request.model->plan().steps[step].info.live_bytes_after);
+    }
+  }
+
+  void resume(Request& request) {
+    request.paused = false;
+    if (request.recorder) {
+      const std::size_t step = request.next_step - 1;
+      request.recorder->preempted("resume", trace_now_us(), 0, step,
+                                  request.model->plan().steps[step].info.live_bytes_after);
+    }
+  }
+
+  // Copies a paused request's live bytes to host memory and gives its arena back.
+  void dump(Request& request) {
+    const double start = timeline_clock ? trace_now_us() : 0;
+    auto& model = *request.model;
+    const auto& plan = model.plan();
+    const auto& boundary = plan.steps[request.next_step - 1];
+    const std::uint64_t total = boundary.info.live_bytes_after;
+    if (request.dump.bytes() < total) request.dump = runtime::HostBuffer(*device, total);
+    // After the request's launched Steps (and whatever else the model's stream holds).
+    transfer_stream->wait(*model.stream().record());
+    std::uint64_t offset = 0;
+    for (int id : boundary.live_after) {
+      const auto bytes = plan.values[static_cast<std::size_t>(id)].bytes;
+      transfer_stream->copy_to_host(request.dump.data() + offset, model.address(id, request.arena.get()), bytes);
+      offset += bytes;
+    }
+    // The pool does not order a block's reuse by stream: the copies must land before the arena
+    // goes back to it.
+    transfer_stream->synchronize();
+    request.arena.reset();
+    request.charge.reset();
+    request.dumped = true;
+    bytes_dumped += total;
+    if (request.recorder)
+      request.recorder->preempted("dump", start, trace_now_us() - start, request.next_step - 1, total);
+  }
+
+  // Copies a dumped request's live bytes into its new arena, at the offsets they came from,
+  // ordered before its next Step.
+  void restore(Request& request) {
+    const double start = timeline_clock ? trace_now_us() : 0;
+    auto& model = *request.model;
+    const auto& plan = model.plan();
+    const auto& boundary = plan.steps[request.next_step - 1];
+    std::uint64_t offset = 0;
+    for (int id : boundary.live_after) {
+      const auto bytes = plan.values[static_cast<std::size_t>(id)].bytes;
+      transfer_stream->copy_to_device(model.address(id, request.arena.get()), request.dump.data() + offset, bytes);
+      offset += bytes;
+    }
+    model.stream().wait(*transfer_stream->record());
+    request.dumped = false;
+    if (request.recorder)
+      request.recorder->preempted("restore", start, trace_now_us() - start, request.next_step - 1,
+                                  boundary.info.live_bytes_after);
+  }
+
+  // Gives an unstarted request's arena back; its inputs are uploaded again when it may run.
+  void release_unstarted(Request& request) {
+    if (request.inputs_ready) request.inputs_ready->synchronize();
+    request.arena.reset();
+    request.charge.reset();
+  }
+
+  // Gives `request` an arena (restoring or uploading into it), making room by dumping paused and
+  // releasing unstarted requests of lower classes. False when the memory is not there yet.
+  bool obtain_arena(Request& request, std::vector<RequestPtr>& live) {
+    const std::uint64_t bytes = arena_charge(*request.model);
+    if (!budget->try_charge(bytes)) {
+      // Victims: lowest class first, newest first within a class.
+      std::vector<Request*> victims;
+      for (auto& r : live)
+        if (r.get() != &request && r->arena.get() && r->options.priority < request.options.priority &&
+            (r->paused || !r->started()))
+          victims.push_back(r.get());
+      std::stable_sort(victims.begin(), victims.end(), [](const Request* a, const Request* b) {
+        return a->options.priority != b->options.priority ? a->options.priority < b->options.priority : a->id > b->id;
+      });
+      bool fits = false;
+      for (Request* victim : victims) {
+        if (victim->started())
+          dump(*victim);
+        else
+          release_unstarted(*victim);
+        if ((fits = budget->try_charge(bytes))) break;
+      }
+      if (!fits) return false;
+    }
+    request.charge = runtime::BudgetCharge(budget.get(), bytes);
+    request.arena = pool->acquire(request.model->plan().arena_bytes);
+    if (request.dumped) {
+      restore(request);
+    } else {
+      upload_inputs(request, *transfer_stream);
+      if (request.deferred) {
+        request.deferred = false;
+        --arena_waiters;
+      }
+    }
+    return true;
+  }
+
   void execute_loop() {
     std::vector<RequestPtr> live;
     std::deque<std::unique_ptr<backend::Event>> inflight;
     std::vector<StepCandidate> candidates;
+    std::vector<std::size_t> offered;  // the live index of each candidate
+    std::vector<std::size_t> needing;  // live indices of eligible requests without an arena
+    std::uint64_t arrivals = 0, hold_until = 0;
+    std::size_t with_deadline = 0;  // live requests that have not started and carry a deadline
+    auto arrive = [&](RequestPtr request) {
+      ++arrivals;
+      if (request->has_deadline()) ++with_deadline;
+      live.push_back(std::move(request));
+    };
+    // Removes live[i] and hands it to post-process (done or failed).
+    auto retire = [&](std::size_t i) {
+      RequestPtr done = std::move(live[i]);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+      if (done->has_deadline() && !done->started()) --with_deadline;
+      if (done->deferred) --arena_waiters;
+      to_post.push(done);
+    };
     // The AcceleratorState policies see: the Steps launched, placed by their estimated costs.
     AcceleratorState empty;
     empty.onchip_capacity_bytes = device->onchip_bytes();
     sched::DeviceShadow shadow(empty);
     for (;;) {
-      if (live.empty()) {
+      if (live.empty() || arrivals < hold_until) {
         auto item = to_exec.pop();
-        if (!item) break;
-        live.push_back(std::move(*item));
+        if (!item) {
+          if (live.empty()) break;
+          hold_until = 0;  // shut down while a test hook held the dispatcher
+        } else {
+          arrive(std::move(*item));
+        }
+        continue;  // re-check the hold, then take whatever else has arrived
       }
-      while (auto item = to_exec.try_pop()) live.push_back(std::move(*item));
+      while (auto item = to_exec.try_pop()) arrive(std::move(*item));
       // A model whose outputs are all constants or inputs compiles to no Steps: its requests only
       // wait for their inputs to land before the outputs are copied out.
-      for (auto it = live.begin(); it != live.end();) {
-        if (!(*it)->model->plan().steps.empty()) {
-          ++it;
+      for (std::size_t i = 0; i < live.size();) {
+        Request& r = *live[i];
+        if (!r.model->plan().steps.empty() || !r.arena.get()) {
+          ++i;
           continue;
         }
         try {
-          auto& stream = (*it)->model->stream();
-          stream.wait(*(*it)->inputs_ready);
-          (*it)->finished = stream.record();
+          auto& stream = r.model->stream();
+          stream.wait(*r.inputs_ready);
+          r.finished = stream.record();
         } catch (...) {
-          (*it)->error = std::current_exception();
+          r.error = std::current_exception();
         }
-        RequestPtr done = std::move(*it);
-        it = live.erase(it);
-        to_post.push(done);
+        retire(i);
+      }
+      if (with_deadline > 0) {
+        const auto now = Clock::now();
+        for (std::size_t i = 0; i < live.size();) {
+          if (!live[i]->started() && live[i]->has_deadline() && now > live[i]->options.deadline) {
+            --with_deadline;
+            if (live[i]->deferred) {
+              live[i]->deferred = false;
+              --arena_waiters;
+            }
+            RequestPtr late = std::move(live[i]);
+            live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+            expire_if_late(late, now);
+          } else {
+            ++i;
+          }
+        }
       }
       if (live.empty()) continue;
 
-      candidates.clear();
+      // Who may run (see the top of this file).
+      offered.clear();
+      needing.clear();
+      Priority top = live.front()->options.priority;
+      bool uniform = true;
       for (const auto& r : live) {
+        if (r->options.priority != top) uniform = false;
+        if (!r->arena.get() || r->paused) uniform = false;
+        top = std::max(top, r->options.priority);
+      }
+      if (uniform) {
+        for (std::size_t i = 0; i < live.size(); ++i) offered.push_back(i);
+      } else {
+        if (options.preemption) {
+          for (std::size_t i = 0; i < live.size(); ++i) {
+            Request& r = *live[i];
+            if (r.options.priority == top || !r.started()) continue;
+            if (!r.at_cancellation_point())
+              offered.push_back(i);  // runs on to its next cancellation point first
+            else if (!r.paused)
+              pause(r);
+          }
+        }
+        // The running class (and, without preemption, every started request).
+        std::size_t draining = offered.size();
+        for (std::size_t i = 0; i < live.size(); ++i) {
+          Request& r = *live[i];
+          const bool eligible = r.options.priority == top || (!options.preemption && r.started());
+          if (!eligible) continue;
+          if (!r.arena.get()) {
+            needing.push_back(i);
+          } else if (draining == 0) {
+            offered.push_back(i);
+          }
+        }
+        // Memory for the eligible requests without an arena, most urgent first.
+        if (!needing.empty()) {
+          std::stable_sort(needing.begin(), needing.end(), [&](std::size_t a, std::size_t b) {
+            return live[a]->options.priority > live[b]->options.priority;
+          });
+          const std::uint64_t refunds_seen = budget->refunds();
+          bool obtained = false;
+          for (std::size_t i : needing) {
+            try {
+              if (obtain_arena(*live[i], live)) {
+                obtained = true;
+                if (draining == 0) offered.push_back(i);
+              }
+            } catch (...) {
+              live[i]->error = std::current_exception();
+            }
+          }
+          // Requests that failed to get memory (an allocation error, not a wait) end here.
+          for (std::size_t i = live.size(); i-- > 0;)
+            if (live[i]->error) {
+              retire(i);
+              offered.clear();  // indices moved: decide again
+              obtained = true;
+            }
+          // A model without Steps is finished at the top of the next round, now that it has memory.
+          std::erase_if(offered, [&](std::size_t i) { return live[i]->model->plan().steps.empty(); });
+          if (offered.empty()) {
+            if (!obtained) budget->wait_for_refund(refunds_seen, std::chrono::milliseconds(1));
+            continue;
+          }
+          std::sort(offered.begin(), offered.end());  // candidates in arrival order
+        }
+        for (std::size_t i : offered)
+          if (live[i]->paused) resume(*live[i]);
+      }
+
+      const auto decision_start = Clock::now();
+      candidates.clear();
+      for (std::size_t i : offered) {
+        const auto& r = live[i];
         const auto& step = r->model->plan().steps[r->next_step].info;
         StepCandidate c;
         c.request_id = r->id;
@@ -196,7 +518,7 @@ struct Executor::Impl {
         c.bytes = step.weight_bytes + step.activation_bytes_read + step.bytes_written;
         c.working_set_bytes = step.working_set_bytes;
         c.passed_over = r->passed_over;
-        c.priority = r->options.priority;
+        c.priority = static_cast<int>(r->options.priority);
         const auto& steps = r->model->plan().steps;
         c.lookahead_count = std::min(kMaxLookahead, steps.size() - r->next_step - 1);
         for (std::size_t k = 0; k < c.lookahead_count; ++k) {
@@ -206,12 +528,13 @@ struct Executor::Impl {
         candidates.push_back(c);
       }
       shadow.advance_to(now_us());
-      std::size_t chosen = policy->pick(candidates, shadow.state());
-      if (chosen >= live.size()) chosen = 0;  // a policy bug must not crash the executor
-      for (std::size_t i = 0; i < live.size(); ++i)
-        if (i != chosen) ++live[i]->passed_over;
+      std::size_t pick = policy->pick(candidates, shadow.state());
+      if (pick >= candidates.size()) pick = 0;  // a policy bug must not crash the executor
+      for (std::size_t k = 0; k < offered.size(); ++k)
+        if (k != pick) ++live[offered[k]]->passed_over;
+      const std::size_t chosen = offered[pick];
       live[chosen]->passed_over = 0;  // its next Step is a new candidate
-      shadow.launch(candidates[chosen].cost());
+      shadow.launch(candidates[pick].cost());
 
       RequestPtr& request = live[chosen];
       auto& model = *request->model;
@@ -222,12 +545,20 @@ struct Executor::Impl {
         if (request->next_step == 0) model.stream().wait(*request->inputs_ready);
         // The timed events bracket the Step on its stream, after the wait for the inputs.
         if (recorder) recorder->begin(trace::RequestRecorder::Span::step, model.stream(), request->next_step);
+        // Dispatch cost: from the policy's input to the Step's launch. On the CPU backend a
+        // launch runs the Step to completion, so there it ends where the launch begins.
+        const auto launch_start = Clock::now();
         {
           trace::ScopedRange range(model.step_label(request->next_step));
           model.run_step(request->next_step, request->arena.get());
         }
+        const auto launch_end = device->kind() == backend::Kind::cpu ? launch_start : Clock::now();
+        if (model.last_step_was_graph()) ++cuda_graph_steps;
+        dispatch_host_ns += static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(launch_end - decision_start).count());
+        ++steps_dispatched;
         if (recorder) recorder->end(model.stream());
-        ++request->next_step;
+        if (++request->next_step == 1 && request->has_deadline()) --with_deadline;
         inflight.push_back(model.stream().record());
         // Bound the work queued ahead of the device so the policy's later choices still matter.
         while (policy->bounded() && inflight.size() > options.max_inflight_steps) {
@@ -244,10 +575,14 @@ struct Executor::Impl {
         request->error = std::current_exception();
         finished = true;
       }
-      if (finished) {
-        RequestPtr done = std::move(request);
-        live.erase(live.begin() + static_cast<std::ptrdiff_t>(chosen));
-        to_post.push(done);
+      const std::size_t steps_launched = request->next_step;
+      if (finished) retire(chosen);
+      if (options.after_step_hook) {
+        try {
+          hold_until = options.after_step_hook(model.name(), steps_launched);
+        } catch (...) {
+          hold_until = 0;
+        }
       }
     }
     to_post.close();
@@ -283,6 +618,7 @@ struct Executor::Impl {
         }
       }
       request->arena.reset();
+      request->charge.reset();
       trace::end_range(request->nvtx_range);
       // Before the counters and the callback: whoever saw the request complete sees its events.
       if (request->recorder)
@@ -372,8 +708,22 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   std::unique_lock lock(impl_->models_mutex);
   auto loaded = std::make_unique<runtime::LoadedModel>(
       model, name, impl_->models.size(), impl_->options.compute_dtype, *impl_->device, *impl_->pool,
-      profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype));
+      profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype), options.stream_priority);
   loaded->apply_profile(impl_->profile);
+  loaded->set_graphs_enabled(impl_->options.cuda_graphs);
+  // Cancellation points from each Step's estimated time: its measured time when the profile has
+  // one, else the roofline estimate max(compute, memory) (the two resources overlap).
+  {
+    const auto& steps = loaded->info().steps;
+    std::vector<double> step_us;
+    std::vector<std::uint64_t> live_bytes;
+    for (const auto& step : steps) {
+      step_us.push_back(step.measured_us > 0 ? step.measured_us : std::max(step.compute_us, step.memory_us));
+      live_bytes.push_back(step.live_bytes_after);
+    }
+    loaded->set_cancellation_points(sched::choose_cancellation_points(
+        step_us, live_bytes, {impl_->options.cancellation_interval_us, impl_->options.cancellation_max_live_bytes}));
+  }
   if (!impl_->models.emplace(name, std::move(loaded)).second)
     throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
 }
@@ -425,6 +775,12 @@ ExecutorStats Executor::stats() const {
   s.pool_bytes_reserved = pool.bytes_reserved;
   s.pool_allocations = pool.allocations;
   s.pool_reuses = pool.reuses;
+  s.steps_dispatched = impl_->steps_dispatched;
+  s.dispatch_host_us = static_cast<double>(impl_->dispatch_host_ns.load()) / 1000.0;
+  s.preemptions = impl_->preemptions;
+  s.bytes_dumped = impl_->bytes_dumped;
+  s.requests_expired = impl_->requests_expired;
+  s.cuda_graph_steps = impl_->cuda_graph_steps;
   return s;
 }
 

@@ -3,16 +3,19 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
+#include "loom/error.hpp"
 #include "profile/fingerprint.hpp"
 
 namespace loom::runtime {
 
 LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype,
-                         backend::Backend& device, MemoryPool& pool, const plan::DevicePeaks& peaks)
+                         backend::Backend& device, MemoryPool& pool, const plan::DevicePeaks& peaks,
+                         int stream_priority)
     : name_(std::move(name)), index_(index) {
   plan_ = plan::compile(model, compute_dtype, peaks);
-  stream_ = device.create_stream(0);
+  stream_ = device.create_stream(stream_priority);
 
   // Kernels, created from the planned dtypes and shapes.
   std::size_t workspace = 0;
@@ -67,6 +70,23 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   info_.weight_bytes = plan_.weight_bytes;
   info_.activation_bytes = plan_.arena_bytes;
   info_.workspace_bytes = workspace;
+
+  graphs_supported_ = device.supports_graphs();
+  set_graphs_enabled(true);
+}
+
+void LoadedModel::set_graphs_enabled(bool enabled) {
+  if (!enabled || !graphs_supported_) {
+    graphs_.reset();
+    return;
+  }
+  if (graphs_) return;
+  // A Step whose nodes are all views launches nothing: there is nothing to capture.
+  std::vector<bool> capturable(plan_.steps.size(), false);
+  for (std::size_t s = 0; s < plan_.steps.size(); ++s)
+    for (std::size_t n : plan_.steps[s].nodes)
+      if (!plan_.nodes[n].is_alias) capturable[s] = true;
+  graphs_ = std::make_unique<StepGraphs>(std::move(capturable));
 }
 
 void LoadedModel::apply_profile(const profile::ActiveProfile& active) {
@@ -78,6 +98,16 @@ void LoadedModel::apply_profile(const profile::ActiveProfile& active) {
   info_.steps = std::move(steps);
 }
 
+void LoadedModel::set_cancellation_points(const std::vector<bool>& points) {
+  if (points.size() != plan_.steps.size())
+    throw Error(ErrorCode::internal, "model '" + name_ + "': " + std::to_string(points.size()) +
+                                         " cancellation flags for " + std::to_string(plan_.steps.size()) + " Steps");
+  for (std::size_t s = 0; s < points.size(); ++s) {
+    plan_.steps[s].info.cancellation_point = points[s];
+    info_.steps[s].cancellation_point = points[s];
+  }
+}
+
 void* LoadedModel::address(int id, void* arena) const {
   if (id < 0) return nullptr;
   const auto& v = plan_.storage_of(id);
@@ -86,6 +116,47 @@ void* LoadedModel::address(int id, void* arena) const {
 }
 
 void LoadedModel::run_step(std::size_t step, void* arena) {
+  last_step_was_graph_ = false;
+  if (step >= plan_.steps.size())
+    throw Error(ErrorCode::internal,
+                "model '" + name_ + "': Step " + std::to_string(step) + " of " + std::to_string(plan_.steps.size()));
+  if (!graphs_ || !graphs_->capturable(step)) return launch_step(step, arena);
+  if (backend::Graph* graph = graphs_->find(step, arena)) {
+    graph->launch(*stream_);
+    last_step_was_graph_ = true;
+    return;
+  }
+  if (!graphs_->warmed(step)) {
+    launch_step(step, arena);
+    graphs_->mark_warmed(step);
+    return;
+  }
+  // Capture. Nothing recorded runs, so after a failed capture the plain launches start the Step
+  // from scratch; the failure stays private to this Step (a genuine kernel error then surfaces
+  // from the plain run).
+  std::unique_ptr<backend::Graph> graph;
+  try {
+    stream_->begin_capture();
+    try {
+      launch_step(step, arena);
+    } catch (...) {
+      (void)stream_->end_capture();
+      throw;
+    }
+    graph = stream_->end_capture();
+  } catch (const Error&) {
+    graph.reset();
+  }
+  if (!graph) {
+    graphs_->disable(step);
+    return launch_step(step, arena);
+  }
+  graph->launch(*stream_);
+  graphs_->store(step, arena, std::move(graph));
+  last_step_was_graph_ = true;
+}
+
+void LoadedModel::launch_step(std::size_t step, void* arena) {
   std::vector<const void*> inputs;
   std::vector<void*> outputs;
   for (std::size_t n : plan_.steps.at(step).nodes) {

@@ -10,6 +10,7 @@
 #include "plan/compiled_model.hpp"
 #include "profile/active_profile.hpp"
 #include "runtime/memory_pool.hpp"
+#include "runtime/step_graphs.hpp"
 
 namespace loom::runtime {
 
@@ -19,7 +20,7 @@ class LoadedModel {
   // and creates its stream. Throws what compile() and Backend::create_kernel() throw.
   // `peaks` are the figures the roofline estimates use: the device profile's, else the backend's.
   LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype, backend::Backend& device,
-              MemoryPool& pool, const plan::DevicePeaks& peaks);
+              MemoryPool& pool, const plan::DevicePeaks& peaks, int stream_priority = 0);
 
   const std::string& name() const noexcept { return name_; }
   std::size_t index() const noexcept { return index_; }
@@ -32,9 +33,24 @@ class LoadedModel {
   // Sets every Step's measured_us and probe slowdowns from the profile's entry with this model's
   // fingerprint (when it has one with as many Steps), and info().fingerprint and cost_source.
   void apply_profile(const profile::ActiveProfile& active);
+  // Marks the boundary after Step s as a cancellation point when points[s] (one flag per Step),
+  // in info() and in the plan's StepInfo.
+  void set_cancellation_points(const std::vector<bool>& points);
 
-  // Enqueues the kernels of Step `step` for the request whose arena starts at `arena`.
+  // Enqueues the kernels of Step `step` for the request whose arena starts at `arena`. With graphs
+  // on (see set_graphs_enabled), a Step's first run is plain launches, a run for an arena without
+  // a graph of that Step captures one and launches it, and later runs for that arena replay it.
+  // A Step whose capture fails runs with plain launches from then on.
   void run_step(std::size_t step, void* arena);
+  // Whether the last run_step() launched the Step as a graph (replayed or freshly captured).
+  bool last_step_was_graph() const noexcept { return last_step_was_graph_; }
+
+  // Graph capture of Steps (ExecutorOptions::cuda_graphs): on by default where the backend
+  // supports graphs; turning it off frees the graphs held. Call between Steps, not during one.
+  void set_graphs_enabled(bool enabled);
+  bool graphs_enabled() const noexcept { return graphs_ != nullptr; }
+  // The graph cache, for tests and statistics; nullptr while graphs are off.
+  const StepGraphs* step_graphs() const noexcept { return graphs_.get(); }
   // Device address of value `id` for a request whose arena starts at `arena`.
   void* address(int id, void* arena) const;
 
@@ -48,6 +64,13 @@ class LoadedModel {
   PooledBuffer workspace_;
   std::unique_ptr<backend::Stream> stream_;
   std::vector<std::string> step_labels_;
+  bool graphs_supported_ = false;
+  bool last_step_was_graph_ = false;
+  // Last, so it is destroyed first: instances go before the buffers their nodes point into
+  // (still-running instances are freed by the driver when they finish).
+  std::unique_ptr<StepGraphs> graphs_;
+
+  void launch_step(std::size_t step, void* arena);
 };
 
 }  // namespace loom::runtime

@@ -1,6 +1,7 @@
 // MemoryPool: best-fit reuse of freed device blocks.
 #include "runtime/memory_pool.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -87,6 +88,72 @@ void MemoryPool::trim_locked() {
     stats_.bytes_reserved -= size;
   }
   free_.clear();
+}
+
+std::uint64_t ArenaBudget::held() const {
+  std::lock_guard lock(mutex_);
+  return held_;
+}
+
+bool ArenaBudget::try_charge(std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (limit_ != 0 && held_ + bytes > limit_) return false;
+  held_ += bytes;
+  return true;
+}
+
+void ArenaBudget::refund(std::uint64_t bytes) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    held_ -= std::min(bytes, held_);
+    ++refunds_;
+  }
+  refunded_.notify_all();
+}
+
+std::uint64_t ArenaBudget::refunds() const {
+  std::lock_guard lock(mutex_);
+  return refunds_;
+}
+
+void ArenaBudget::wait_for_refund(std::uint64_t seen, std::chrono::microseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  refunded_.wait_for(lock, timeout, [&] { return refunds_ != seen; });
+}
+
+BudgetCharge& BudgetCharge::operator=(BudgetCharge&& other) noexcept {
+  if (this != &other) {
+    reset();
+    budget_ = std::exchange(other.budget_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void BudgetCharge::reset() noexcept {
+  if (budget_) budget_->refund(bytes_);
+  budget_ = nullptr;
+  bytes_ = 0;
+}
+
+HostBuffer::HostBuffer(backend::Backend& device, std::size_t bytes)
+    : device_(&device), data_(static_cast<std::byte*>(device.allocate_host(bytes == 0 ? 1 : bytes))), bytes_(bytes) {}
+
+HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    device_ = std::exchange(other.device_, nullptr);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void HostBuffer::reset() noexcept {
+  if (device_ && data_) device_->deallocate_host(data_);
+  device_ = nullptr;
+  data_ = nullptr;
+  bytes_ = 0;
 }
 
 }  // namespace loom::runtime

@@ -3,6 +3,8 @@
 // same sizes every pass, so after the first requests nearly every allocation is a reuse.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -70,6 +72,76 @@ class MemoryPool {
   std::multimap<std::size_t, void*> free_;       // size -> block
   std::unordered_map<void*, std::size_t> used_;  // block -> size
   PoolStats stats_;
+};
+
+// Bounds the bytes that request arenas hold together (ExecutorOptions::arena_memory_limit_bytes).
+// A charge is taken before an arena is acquired from the pool and given back when the arena is
+// released, so the bound counts the plan's arena sizes, not the pool's block sizes (a reused
+// block may be up to twice the size asked for). Thread-safe: the pre-process and dispatcher
+// threads charge, the post-process thread refunds.
+class ArenaBudget {
+ public:
+  explicit ArenaBudget(std::uint64_t limit) noexcept : limit_(limit) {}
+  ArenaBudget(const ArenaBudget&) = delete;
+  ArenaBudget& operator=(const ArenaBudget&) = delete;
+
+  bool limited() const noexcept { return limit_ != 0; }
+  std::uint64_t limit() const noexcept { return limit_; }
+  std::uint64_t held() const;
+  // Takes `bytes` when they fit under the limit now (always, when unlimited); false otherwise.
+  bool try_charge(std::uint64_t bytes);
+  void refund(std::uint64_t bytes) noexcept;
+  // Waits until some charge is refunded after `seen` (a refunds() value) or `timeout` passes.
+  std::uint64_t refunds() const;
+  void wait_for_refund(std::uint64_t seen, std::chrono::microseconds timeout) const;
+
+ private:
+  const std::uint64_t limit_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable refunded_;
+  std::uint64_t held_ = 0;
+  std::uint64_t refunds_ = 0;
+};
+
+// A charge against an ArenaBudget, refunded when destroyed or reset. Move-only.
+class BudgetCharge {
+ public:
+  BudgetCharge() = default;
+  BudgetCharge(ArenaBudget* budget, std::uint64_t bytes) noexcept : budget_(budget), bytes_(bytes) {}
+  BudgetCharge(BudgetCharge&& other) noexcept { *this = std::move(other); }
+  BudgetCharge& operator=(BudgetCharge&& other) noexcept;
+  BudgetCharge(const BudgetCharge&) = delete;
+  BudgetCharge& operator=(const BudgetCharge&) = delete;
+  ~BudgetCharge() { reset(); }
+
+  void reset() noexcept;
+
+ private:
+  ArenaBudget* budget_ = nullptr;
+  std::uint64_t bytes_ = 0;
+};
+
+// Host memory the device copies to and from fastest (pinned on CUDA), from
+// Backend::allocate_host; freed when destroyed. Move-only.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  // Throws what Backend::allocate_host throws.
+  HostBuffer(backend::Backend& device, std::size_t bytes);
+  HostBuffer(HostBuffer&& other) noexcept { *this = std::move(other); }
+  HostBuffer& operator=(HostBuffer&& other) noexcept;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer() { reset(); }
+
+  std::byte* data() const noexcept { return data_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+  void reset() noexcept;
+
+ private:
+  backend::Backend* device_ = nullptr;
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
 };
 
 }  // namespace loom::runtime

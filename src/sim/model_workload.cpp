@@ -1,4 +1,5 @@
-// Simulated models from real ones: the planner's Steps with their roofline or measured costs.
+// Simulated models from real ones: the planner's Steps with their roofline or measured costs and
+// the live bytes of the memory plan at each boundary.
 #include "loom/error.hpp"
 #include "loom/sim.hpp"
 #include "plan/compiled_model.hpp"
@@ -16,7 +17,8 @@ std::vector<SimModel> sim_models(const std::vector<Model>& models, DType compute
     SimModel sim;
     sim.name = model.name;
     for (const plan::Step& step : compiled.steps)
-      sim.steps.push_back({step.name, step.info.compute_us, step.info.memory_us, step.info.working_set_bytes});
+      sim.steps.push_back({step.name, step.info.compute_us, step.info.memory_us, step.info.working_set_bytes,
+                           step.info.live_bytes_after, std::nullopt});
     result.push_back(std::move(sim));
   }
   return result;
@@ -26,7 +28,12 @@ SimModel sim_model(const ModelInfo& info) {
   SimModel sim;
   sim.name = info.name;
   for (const StepInfo& step : info.steps) {
-    SimStep s{step.name, step.compute_us, step.memory_us, step.working_set_bytes};
+    SimStep s{step.name,
+              step.compute_us,
+              step.memory_us,
+              step.working_set_bytes,
+              step.live_bytes_after,
+              step.cancellation_point};
     if (step.measured_us > 0) {
       // The sim runs a Step's memory phase, then its compute phase: splitting the measured time in
       // the roofline's proportion keeps the Step alone as long as measured.

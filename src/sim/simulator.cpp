@@ -1,14 +1,19 @@
 // The discrete-event accelerator model of sim.hpp: one loop over scheduling points, each asking
-// the policy for one Step and placing its memory and compute phases on the two resources.
+// the policy for one Step among the requests priority lets run, and placing its memory and
+// compute phases on the two resources (and any dump or restore on the host link).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/error.hpp"
 #include "loom/sim.hpp"
+#include "sched/cancellation.hpp"
 #include "sim/workload_check.hpp"
 
 namespace loom::sim {
@@ -16,19 +21,34 @@ namespace {
 
 using detail::number_text;
 
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
 // A dispatched Step holding on-chip bytes until its compute ends.
 struct Reservation {
   double release_us = 0;
   std::uint64_t bytes = 0;
 };
 
-// Per-request progress while simulating.
+// What the simulator needs of each model beyond its Steps.
+struct ModelFacts {
+  std::vector<bool> points;  // cancellation point after each Step
+  std::uint64_t arena = 0;   // device memory a request holds while it runs
+};
+
+// Per-request progress while simulating. Requests get ids as they arrive.
 struct RequestState {
   std::size_t workload_index = 0;  // into Workload::requests
   std::size_t model = 0;           // into Workload::models
+  int priority = 0;
+  double arrival_us = 0;           // actual (after `follows`)
   std::size_t next_step = 0;       // first Step not yet dispatched
   std::uint32_t passed_over = 0;   // times its next Step was offered and not chosen
   double last_compute_end_us = 0;  // of its latest dispatched Step
+  bool at_point = false;           // the boundary after its latest dispatched Step is a cancellation point
+  bool holds_arena = false;        // its arena is in device memory (from its first decision; not while dumped)
+  bool dumped = false;             // its live bytes are on the host
+  std::ptrdiff_t open_pause = -1;  // index into the preemptions while paused
+  bool started() const { return next_step > 0; }
 };
 
 std::string step_label(const Workload& workload, const ScheduledStep& s, std::size_t model) {
@@ -52,145 +72,422 @@ double capacity_ready_at(const std::vector<Reservation>& held, std::uint64_t nee
     t = by_release[i].release_us;
     for (; i < by_release.size() && by_release[i].release_us <= t; ++i) used -= by_release[i].bytes;
   }
-  return t;
+  return std::max(t, now);
 }
 
-// The schedule of `workload` under `policy` (model_of: each request's model index). Records the
-// phases and decisions into `timeline` when it is given.
-std::vector<ScheduledStep> run_schedule(const Workload& workload, const std::vector<std::size_t>& model_of,
-                                        SchedulingPolicy& policy, Timeline* timeline) {
-  // request_id = position in arrival order, ties in workload order.
-  std::vector<std::size_t> order(workload.requests.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return workload.requests[a].arrival_us < workload.requests[b].arrival_us;
-  });
-  std::vector<RequestState> requests;
-  std::size_t steps_left = 0;
-  for (std::size_t index : order) {
-    RequestState state;
-    state.workload_index = index;
-    state.model = model_of[index];
-    requests.push_back(state);
-    steps_left += workload.models[state.model].steps.size();
+// One run of the model: the loop over scheduling points. Records phases, decisions and
+// preemptions into `timeline` when it is given.
+class Engine {
+ public:
+  Engine(const Workload& workload, const std::vector<std::size_t>& model_of, const std::vector<ModelFacts>& facts,
+         const SimOptions& options, SchedulingPolicy& policy, Timeline* timeline)
+      : workload_(workload),
+        model_of_(model_of),
+        facts_(facts),
+        options_(options),
+        policy_(policy),
+        timeline_(timeline) {
+    arrival_of.assign(workload.requests.size(), 0.0);
+    followers_.resize(workload.requests.size());
   }
 
-  std::vector<ScheduledStep> schedule;
+  void run();
+
+  std::vector<ScheduledStep> schedule;  // in dispatch order
+  std::vector<Preemption> preemptions;  // in the order the pauses began
+  std::vector<double> arrival_of;       // per Workload::requests, actual
+  double host_link_busy_us = 0;
+
+ private:
+  void admit(double now);
+  void release_arenas(double now);
+  std::uint64_t arena_in_use() const;
+  bool arena_fits(const RequestState& r) const;
+  void choose_candidates(double now);
+  void dispatch(std::size_t pick, double now, const AcceleratorState& state);
+  void dump(std::size_t id, double now);
+  double restore(RequestState& r, double ready);
+  std::uint64_t paused_live_bytes(const RequestState& r) const {
+    return workload_.models[r.model].steps[r.next_step - 1].live_bytes_after;
+  }
+  std::string label(const RequestState& r) const {
+    return workload_.models[r.model].name + "#" + std::to_string(r.workload_index);
+  }
+  void add_event(const std::string& what, const RequestState& r, double start, double duration, bool host_link,
+                 std::map<std::string, std::string> args);
+
+  const Workload& workload_;
+  const std::vector<std::size_t>& model_of_;
+  const std::vector<ModelFacts>& facts_;
+  const SimOptions& options_;
+  SchedulingPolicy& policy_;
+  Timeline* timeline_;
+
+  std::vector<std::vector<std::size_t>> followers_;   // per request: the requests that follow it
+  std::set<std::pair<double, std::size_t>> pending_;  // (arrival, workload index) known, not yet live
+  std::vector<RequestState> requests_;                // by id (order of arrival)
+  std::vector<std::size_t> live_;                     // ids of arrived requests with Steps left, ascending
+  std::vector<std::size_t> holders_;                  // ids holding their arena
+  std::vector<double> finish_of_;                     // by id: last compute end once all Steps are dispatched
+  std::vector<Reservation> held_;                     // on-chip reservations ending after the current point
+  std::vector<std::size_t> candidate_ids_;            // ids offered at the current point
+  std::vector<StepCandidate> candidates_;
+  double memory_free_at_ = 0, compute_free_at_ = 0, host_link_free_at_ = 0;
+  double dump_release_at_ = 0;  // arenas freed by dumps are free once the dumps end
+};
+
+void Engine::admit(double now) {
+  while (!pending_.empty() && pending_.begin()->first <= now) {
+    const auto [arrival, index] = *pending_.begin();
+    pending_.erase(pending_.begin());
+    RequestState state;
+    state.workload_index = index;
+    state.model = model_of_[index];
+    state.priority = workload_.requests[index].priority;
+    state.arrival_us = arrival;
+    arrival_of[index] = arrival;
+    live_.push_back(requests_.size());
+    requests_.push_back(state);
+    finish_of_.push_back(kNever);
+  }
+}
+
+void Engine::release_arenas(double now) {
+  std::erase_if(holders_, [&](std::size_t id) {
+    if (finish_of_[id] > now) return false;
+    requests_[id].holds_arena = false;
+    return true;
+  });
+}
+
+std::uint64_t Engine::arena_in_use() const {
+  std::uint64_t used = 0;
+  for (std::size_t id : holders_) used += facts_[requests_[id].model].arena;
+  return used;
+}
+
+// Whether `r` (not holding its arena) could take it now, dumping paused lower-priority requests.
+bool Engine::arena_fits(const RequestState& r) const {
+  const std::uint64_t need = facts_[r.model].arena;
+  if (options_.device_memory_bytes == 0 || need == 0) return true;
+  std::uint64_t available = options_.device_memory_bytes - arena_in_use();
+  for (std::size_t id : holders_) {
+    const RequestState& q = requests_[id];
+    if (q.open_pause >= 0 && q.priority < r.priority) available += facts_[q.model].arena;
+  }
+  return available >= need;
+}
+
+// The ids offered to the policy at `now` (docs/simulator.md, "Priorities and preemption"), and
+// the pauses that begin here.
+void Engine::choose_candidates(double now) {
+  candidate_ids_.clear();
+  if (live_.empty()) return;
+  int top = requests_[live_.front()].priority;
+  for (std::size_t id : live_) top = std::max(top, requests_[id].priority);
+  for (std::size_t id : live_) {
+    RequestState& r = requests_[id];
+    if (r.priority >= top || !r.started()) continue;
+    if (r.at_point && r.open_pause < 0) {
+      Preemption p;
+      p.request = r.workload_index;
+      p.after_step = r.next_step - 1;
+      p.paused_at_us = std::max(now, r.last_compute_end_us);
+      r.open_pause = static_cast<std::ptrdiff_t>(preemptions.size());
+      preemptions.push_back(p);
+      add_event("pause", r, p.paused_at_us, 0, false, {{"after_step", std::to_string(p.after_step)}});
+    } else if (!r.at_point) {
+      candidate_ids_.push_back(id);  // finishing to its next cancellation point
+    }
+  }
+  if (!candidate_ids_.empty()) return;
+  for (std::size_t id : live_) {
+    const RequestState& r = requests_[id];
+    if (r.priority == top && (r.holds_arena || arena_fits(r))) candidate_ids_.push_back(id);
+  }
+}
+
+void Engine::add_event(const std::string& what, const RequestState& r, double start, double duration, bool host_link,
+                       std::map<std::string, std::string> args) {
+  if (!timeline_) return;
+  const std::string& model = workload_.models[r.model].name;
+  args["request"] = std::to_string(r.workload_index);
+  args["model"] = model;
+  TraceEvent event{what + " " + label(r), "preempt", "request:" + model, start, duration, args};
+  if (host_link) {
+    TraceEvent link = event;
+    link.track = "sim:host-link";
+    timeline_->add(std::move(link));
+  }
+  timeline_->add(std::move(event));
+}
+
+void Engine::dump(std::size_t id, double now) {
+  RequestState& q = requests_[id];
+  Preemption& p = preemptions[static_cast<std::size_t>(q.open_pause)];
+  p.bytes_dumped = paused_live_bytes(q);
+  p.dump_start_us = std::max({host_link_free_at_, q.last_compute_end_us, now});
+  p.dump_end_us = p.dump_start_us + static_cast<double>(p.bytes_dumped) / options_.host_link_bytes_per_us;
+  host_link_free_at_ = p.dump_end_us;
+  host_link_busy_us += p.dump_end_us - p.dump_start_us;
+  dump_release_at_ = std::max(dump_release_at_, p.dump_end_us);
+  q.dumped = true;
+  q.holds_arena = false;
+  std::erase(holders_, id);
+  add_event("dump", q, p.dump_start_us, p.dump_end_us - p.dump_start_us, true,
+            {{"bytes", std::to_string(p.bytes_dumped)}});
+}
+
+double Engine::restore(RequestState& r, double ready) {
+  Preemption& p = preemptions[static_cast<std::size_t>(r.open_pause)];
+  p.bytes_restored = paused_live_bytes(r);
+  p.restore_start_us = std::max(host_link_free_at_, ready);
+  p.restore_end_us = p.restore_start_us + static_cast<double>(p.bytes_restored) / options_.host_link_bytes_per_us;
+  host_link_free_at_ = p.restore_end_us;
+  host_link_busy_us += p.restore_end_us - p.restore_start_us;
+  r.dumped = false;
+  add_event("restore", r, p.restore_start_us, p.restore_end_us - p.restore_start_us, true,
+            {{"bytes", std::to_string(p.bytes_restored)}});
+  return p.restore_end_us;
+}
+
+void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& state) {
+  const std::size_t id = candidate_ids_[pick];
+  RequestState& chosen = requests_[id];
+  const SimStep& step = workload_.models[chosen.model].steps[chosen.next_step];
+
+  // Device memory: a request takes its arena at its first Step and after a dump; paused
+  // lower-priority requests are dumped (lowest priority first, then the latest arrival) until
+  // it fits.
+  double ready = now;
+  if (!chosen.holds_arena) {
+    const std::uint64_t need = facts_[chosen.model].arena;
+    if (options_.device_memory_bytes > 0 && need > 0) {
+      std::uint64_t free = options_.device_memory_bytes - arena_in_use();
+      if (free < need) {
+        std::vector<std::size_t> victims;
+        for (std::size_t q : holders_)
+          if (requests_[q].open_pause >= 0 && requests_[q].priority < chosen.priority) victims.push_back(q);
+        std::sort(victims.begin(), victims.end(), [&](std::size_t a, std::size_t b) {
+          if (requests_[a].priority != requests_[b].priority) return requests_[a].priority < requests_[b].priority;
+          return a > b;
+        });
+        for (std::size_t q : victims) {
+          if (free >= need) break;
+          free += facts_[requests_[q].model].arena;
+          dump(q, now);
+        }
+      }
+      ready = std::max(ready, dump_release_at_);
+    }
+    chosen.holds_arena = true;
+    holders_.push_back(id);
+    if (chosen.dumped) ready = restore(chosen, ready);
+  }
+
+  ScheduledStep s;
+  s.request = chosen.workload_index;
+  s.step = chosen.next_step;
+  s.decided_us = now;
+  s.memory_start_us = capacity_ready_at(held_, step.onchip_bytes, workload_.onchip_capacity_bytes, ready);
+  s.memory_end_us = s.memory_start_us + step.memory_us;
+  s.compute_start_us = std::max({s.memory_end_us, compute_free_at_, chosen.last_compute_end_us});
+  s.compute_end_us = s.compute_start_us + step.compute_us;
+  memory_free_at_ = s.memory_end_us;
+  compute_free_at_ = s.compute_end_us;
+  chosen.last_compute_end_us = s.compute_end_us;
+  chosen.passed_over = 0;  // its next Step is a new candidate
+  if (chosen.open_pause >= 0) {
+    preemptions[static_cast<std::size_t>(chosen.open_pause)].resumed_at_us = s.memory_start_us;
+    chosen.open_pause = -1;
+    add_event("resume", chosen, s.memory_start_us, 0, false, {{"step", std::to_string(s.step)}});
+  }
+  chosen.at_point = options_.preemption && facts_[chosen.model].points[chosen.next_step];
+  ++chosen.next_step;
+  if (chosen.next_step == workload_.models[chosen.model].steps.size()) {
+    std::erase(live_, id);
+    finish_of_[id] = s.compute_end_us;
+    for (std::size_t f : followers_[chosen.workload_index])
+      pending_.insert({s.compute_end_us + workload_.requests[f].arrival_us, f});
+  }
+  if (step.onchip_bytes > 0) held_.push_back({s.compute_end_us, step.onchip_bytes});
+
+  if (timeline_) {
+    const std::string step_name = step_label(workload_, s, chosen.model);
+    const std::string& model_name = workload_.models[chosen.model].name;
+    TraceEvent decision;
+    decision.name = "pick " + step_name;
+    decision.category = "decision";
+    decision.track = "host:scheduler";
+    decision.start_us = now;
+    decision.args = {{"policy", std::string(policy_.name())},
+                     {"candidates", std::to_string(candidates_.size())},
+                     {"compute_free_at_us", number_text(state.compute_free_at_us)},
+                     {"memory_free_at_us", number_text(state.memory_free_at_us)},
+                     {"onchip_used_bytes", std::to_string(state.onchip_used_bytes)}};
+    timeline_->add(std::move(decision));
+    const std::map<std::string, std::string> step_args = {{"model", model_name},
+                                                          {"request", std::to_string(s.request)},
+                                                          {"step", std::to_string(s.step)},
+                                                          {"step_name", step.name},
+                                                          {"onchip_bytes", std::to_string(step.onchip_bytes)}};
+    TraceEvent memory{step_name, "step", "sim:memory", s.memory_start_us, step.memory_us, step_args};
+    memory.args["phase"] = "memory";
+    memory.args["capacity_wait_us"] = number_text(s.memory_start_us - ready);
+    timeline_->add(std::move(memory));
+    TraceEvent compute{step_name, "step", "sim:compute", s.compute_start_us, step.compute_us, step_args};
+    compute.args["phase"] = "compute";
+    timeline_->add(std::move(compute));
+  }
+  schedule.push_back(s);
+}
+
+void Engine::run() {
+  std::size_t steps_left = 0;
+  for (std::size_t r = 0; r < workload_.requests.size(); ++r) {
+    const SimRequest& request = workload_.requests[r];
+    if (request.follows)
+      followers_[*request.follows].push_back(r);
+    else
+      pending_.insert({request.arrival_us, r});
+    steps_left += workload_.models[model_of_[r]].steps.size();
+  }
   schedule.reserve(steps_left);
-  std::vector<Reservation> held;  // reservations still holding bytes after the current point
-  std::vector<std::size_t> live;  // ids of arrived requests with Steps left, ascending
-  std::size_t next_arrival = 0;   // id of the first request not yet arrived
-  std::vector<StepCandidate> candidates;
-  double memory_free_at = 0, compute_free_at = 0;
-  const auto arrival_of = [&](std::size_t id) { return workload.requests[requests[id].workload_index].arrival_us; };
 
   while (steps_left > 0) {
-    // A scheduling point: the memory resource can take the next Step. When nothing is live, time
-    // jumps to the next arrival (one exists: Steps are left and every arrived request is done).
-    double now = memory_free_at;
-    if (live.empty()) now = std::max(now, arrival_of(next_arrival));
-    for (; next_arrival < requests.size() && arrival_of(next_arrival) <= now; ++next_arrival)
-      live.push_back(next_arrival);
+    // A scheduling point: the memory resource can take the next Step. When no request may run
+    // (none live, or none whose arena fits), time jumps to the next arrival or arena release.
+    double now = memory_free_at_;
+    for (;;) {
+      admit(now);
+      release_arenas(now);
+      choose_candidates(now);
+      if (!candidate_ids_.empty()) break;
+      double next = pending_.empty() ? kNever : pending_.begin()->first;
+      for (std::size_t id : holders_) next = std::min(next, finish_of_[id]);
+      if (!(next > now) || next == kNever)
+        throw Error(ErrorCode::internal, "simulator: no request can run at " + number_text(now) + " us");
+      now = next;
+    }
 
-    candidates.clear();
-    for (std::size_t id : live) {
-      const RequestState& r = requests[id];
-      const SimRequest& request = workload.requests[r.workload_index];
-      const SimModel& model = workload.models[r.model];
+    candidates_.clear();
+    for (std::size_t id : candidate_ids_) {
+      const RequestState& r = requests_[id];
+      const SimModel& model = workload_.models[r.model];
       const SimStep& step = model.steps[r.next_step];
       StepCandidate c;
       c.request_id = id;
       c.model_index = r.model;
       c.step_index = r.next_step;
       c.step_count = model.steps.size();
-      c.arrival_us = request.arrival_us;
+      c.arrival_us = r.arrival_us;
       c.compute_us = step.compute_us;
       c.memory_us = step.memory_us;
       c.bytes = step.onchip_bytes;
       c.working_set_bytes = step.onchip_bytes;
       c.passed_over = r.passed_over;
-      c.priority = request.priority;
+      c.priority = r.priority;
       c.lookahead_count = std::min(kMaxLookahead, model.steps.size() - r.next_step - 1);
       for (std::size_t k = 0; k < c.lookahead_count; ++k) {
         const SimStep& ahead = model.steps[r.next_step + 1 + k];
         c.lookahead[k] = {ahead.compute_us, ahead.memory_us, ahead.onchip_bytes};
       }
-      candidates.push_back(c);
+      candidates_.push_back(c);
     }
-    std::erase_if(held, [&](const Reservation& r) { return r.release_us <= now; });
+    std::erase_if(held_, [&](const Reservation& r) { return r.release_us <= now; });
 
     AcceleratorState state;
     state.now_us = now;
-    state.compute_free_at_us = compute_free_at;
-    state.memory_free_at_us = memory_free_at;
-    for (const auto& r : held) state.onchip_used_bytes += r.bytes;
-    state.onchip_capacity_bytes = workload.onchip_capacity_bytes;
+    state.compute_free_at_us = compute_free_at_;
+    state.memory_free_at_us = memory_free_at_;
+    for (const auto& r : held_) state.onchip_used_bytes += r.bytes;
+    state.onchip_capacity_bytes = workload_.onchip_capacity_bytes;
 
-    const std::size_t pick = policy.pick(candidates, state);
-    if (pick >= candidates.size())
-      throw Error(ErrorCode::internal, "policy '" + std::string(policy.name()) + "' picked candidate " +
-                                           std::to_string(pick) + " of " + std::to_string(candidates.size()));
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (i != pick) ++requests[live[i]].passed_over;
-
-    RequestState& chosen = requests[live[pick]];
-    const SimStep& step = workload.models[chosen.model].steps[chosen.next_step];
-    ScheduledStep s;
-    s.request = chosen.workload_index;
-    s.step = chosen.next_step;
-    s.decided_us = now;
-    s.memory_start_us = capacity_ready_at(held, step.onchip_bytes, workload.onchip_capacity_bytes, now);
-    s.memory_end_us = s.memory_start_us + step.memory_us;
-    s.compute_start_us = std::max({s.memory_end_us, compute_free_at, chosen.last_compute_end_us});
-    s.compute_end_us = s.compute_start_us + step.compute_us;
-    memory_free_at = s.memory_end_us;
-    compute_free_at = s.compute_end_us;
-    chosen.last_compute_end_us = s.compute_end_us;
-    chosen.passed_over = 0;  // its next Step is a new candidate
-    ++chosen.next_step;
+    const std::size_t pick = policy_.pick(candidates_, state);
+    if (pick >= candidates_.size())
+      throw Error(ErrorCode::internal, "policy '" + std::string(policy_.name()) + "' picked candidate " +
+                                           std::to_string(pick) + " of " + std::to_string(candidates_.size()));
+    for (std::size_t i = 0; i < candidate_ids_.size(); ++i)
+      if (i != pick) ++requests_[candidate_ids_[i]].passed_over;
+    dispatch(pick, now, state);
     --steps_left;
-    if (chosen.next_step == workload.models[chosen.model].steps.size()) live.erase(live.begin() + pick);
-    if (step.onchip_bytes > 0) held.push_back({s.compute_end_us, step.onchip_bytes});
-
-    if (timeline) {
-      const std::string label = step_label(workload, s, chosen.model);
-      const std::string& model_name = workload.models[chosen.model].name;
-      TraceEvent decision;
-      decision.name = "pick " + label;
-      decision.category = "decision";
-      decision.track = "host:scheduler";
-      decision.start_us = now;
-      decision.args = {{"policy", std::string(policy.name())},
-                       {"candidates", std::to_string(candidates.size())},
-                       {"compute_free_at_us", number_text(state.compute_free_at_us)},
-                       {"memory_free_at_us", number_text(state.memory_free_at_us)},
-                       {"onchip_used_bytes", std::to_string(state.onchip_used_bytes)}};
-      timeline->add(std::move(decision));
-      const std::map<std::string, std::string> step_args = {{"model", model_name},
-                                                            {"request", std::to_string(s.request)},
-                                                            {"step", std::to_string(s.step)},
-                                                            {"step_name", step.name},
-                                                            {"onchip_bytes", std::to_string(step.onchip_bytes)}};
-      TraceEvent memory{label, "step", "sim:memory", s.memory_start_us, step.memory_us, step_args};
-      memory.args["phase"] = "memory";
-      memory.args["capacity_wait_us"] = number_text(s.memory_start_us - s.decided_us);
-      timeline->add(std::move(memory));
-      TraceEvent compute{label, "step", "sim:compute", s.compute_start_us, step.compute_us, step_args};
-      compute.args["phase"] = "compute";
-      timeline->add(std::move(compute));
-    }
-    schedule.push_back(s);
   }
-  return schedule;
 }
 
 }  // namespace
 
-SimResult simulate(const Workload& workload, SchedulingPolicy& policy) {
+std::vector<bool> cancellation_points(const SimModel& model, const SimOptions& options) {
+  const std::size_t n = model.steps.size();
+  std::vector<bool> points(n, false);
+  bool given = false;
+  for (const SimStep& step : model.steps) given = given || step.cancellation_point.has_value();
+  if (given) {
+    for (std::size_t i = 0; i + 1 < n; ++i) points[i] = model.steps[i].cancellation_point.value_or(false);
+    return points;
+  }
+  // A Step alone on the device takes about the larger of its phases: its load overlaps the
+  // previous Step's compute.
+  std::vector<double> step_us(n);
+  std::vector<std::uint64_t> live(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    step_us[i] = std::max(model.steps[i].compute_us, model.steps[i].memory_us);
+    live[i] = model.steps[i].live_bytes_after;
+  }
+  return sched::choose_cancellation_points(step_us, live,
+                                           {options.cancellation_interval_us, options.cancellation_max_live_bytes});
+}
+
+std::uint64_t arena_bytes(const SimModel& model) {
+  std::uint64_t peak = 0;
+  for (const SimStep& step : model.steps) peak = std::max(peak, step.live_bytes_after);
+  return peak;
+}
+
+LatencySummary summarize_latencies(std::vector<double> latencies_us) {
+  LatencySummary summary;
+  if (latencies_us.empty()) return summary;
+  std::sort(latencies_us.begin(), latencies_us.end());
+  const auto n = static_cast<double>(latencies_us.size());
+  const auto nearest_rank = [&](double p) {
+    const auto rank = static_cast<std::size_t>(std::clamp(std::ceil(p / 100.0 * n), 1.0, n));
+    return latencies_us[rank - 1];
+  };
+  summary.requests = latencies_us.size();
+  summary.mean_us = std::accumulate(latencies_us.begin(), latencies_us.end(), 0.0) / n;
+  summary.p50_us = nearest_rank(50);
+  summary.p99_us = nearest_rank(99);
+  summary.max_us = latencies_us.back();
+  return summary;
+}
+
+SimResult simulate(const Workload& workload, SchedulingPolicy& policy) { return simulate(workload, policy, {}); }
+
+SimResult simulate(const Workload& workload, SchedulingPolicy& policy, const SimOptions& options) {
   const std::vector<std::size_t> model_of = detail::check_workload(workload);
+  if (!std::isfinite(options.host_link_bytes_per_us) || !(options.host_link_bytes_per_us > 0))
+    throw Error(ErrorCode::invalid_argument,
+                "simulator options: host_link_bytes_per_us must be a positive number, got " +
+                    number_text(options.host_link_bytes_per_us));
+  std::vector<ModelFacts> facts;
+  for (const SimModel& model : workload.models)
+    facts.push_back({cancellation_points(model, options), arena_bytes(model)});
+  if (options.device_memory_bytes > 0)
+    for (std::size_t r = 0; r < workload.requests.size(); ++r)
+      if (facts[model_of[r]].arena > options.device_memory_bytes)
+        throw Error(ErrorCode::invalid_argument,
+                    "workload: requests[" + std::to_string(r) + "].model: model '" + workload.requests[r].model +
+                        "' needs an arena of " + std::to_string(facts[model_of[r]].arena) +
+                        " bytes (its largest live_bytes_after), more than device_memory_bytes = " +
+                        std::to_string(options.device_memory_bytes));
+
   SimResult result;
+  result.options = options;
   policy.reset();  // a policy reused across runs starts each one afresh: same input, same result
-  result.schedule = run_schedule(workload, model_of, policy, &result.timeline);
+  Engine engine(workload, model_of, facts, options, policy, &result.timeline);
+  engine.run();
+  result.schedule = std::move(engine.schedule);
+  result.preemptions = std::move(engine.preemptions);
+  result.host_link_busy_us = engine.host_link_busy_us;
 
   // Per request: first memory start, last compute end.
   result.requests.resize(workload.requests.size());
@@ -198,7 +495,8 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy) {
     RequestResult& rr = result.requests[r];
     rr.request = r;
     rr.model = workload.requests[r].model;
-    rr.arrival_us = workload.requests[r].arrival_us;
+    rr.priority = workload.requests[r].priority;
+    rr.arrival_us = engine.arrival_of[r];
   }
   for (const ScheduledStep& s : result.schedule) {
     RequestResult& rr = result.requests[s.request];
@@ -208,7 +506,7 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy) {
   for (RequestResult& rr : result.requests) rr.latency_us = rr.finish_us - rr.arrival_us;
 
   double first_arrival = std::numeric_limits<double>::infinity(), last_end = 0;
-  for (const SimRequest& request : workload.requests) first_arrival = std::min(first_arrival, request.arrival_us);
+  for (const RequestResult& rr : result.requests) first_arrival = std::min(first_arrival, rr.arrival_us);
   for (const ScheduledStep& s : result.schedule) {
     const SimStep& step = workload.models[model_of[s.request]].steps[s.step];
     result.compute_busy_us += step.compute_us;
@@ -223,20 +521,24 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy) {
   // request can finish before its arrival plus the time its model takes alone on the device (same
   // capacity, nothing else running), measured from the first arrival.
   result.resource_bound_us = std::max(result.compute_busy_us, result.memory_busy_us);
-  std::vector<double> alone_us(workload.models.size(), -1.0);
-  for (std::size_t r = 0; r < workload.requests.size(); ++r) {
-    const std::size_t m = model_of[r];
-    if (alone_us[m] < 0) {
-      Workload alone;
-      alone.models = {workload.models[m]};
-      alone.requests = {SimRequest{workload.models[m].name, 0, 0}};
-      alone.onchip_capacity_bytes = workload.onchip_capacity_bytes;
-      FifoPolicy only_candidate;
-      alone_us[m] = run_schedule(alone, {0}, only_candidate, nullptr).back().compute_end_us;
-    }
-    result.chain_bound_us =
-        std::max(result.chain_bound_us, workload.requests[r].arrival_us - first_arrival + alone_us[m]);
+  result.model_alone_us.assign(workload.models.size(), 0.0);
+  for (std::size_t m = 0; m < workload.models.size(); ++m) {
+    Workload alone;
+    alone.models = {workload.models[m]};
+    alone.requests = {SimRequest{workload.models[m].name, 0, 0}};
+    alone.onchip_capacity_bytes = workload.onchip_capacity_bytes;
+    const std::vector<ModelFacts> alone_facts = {facts[m]};
+    const std::vector<std::size_t> alone_model_of = {0};
+    SimOptions alone_options = options;
+    alone_options.device_memory_bytes = 0;  // one request: its arena fits (checked above for every requested model)
+    FifoPolicy only_candidate;
+    Engine solo(alone, alone_model_of, alone_facts, alone_options, only_candidate, nullptr);
+    solo.run();
+    result.model_alone_us[m] = solo.schedule.back().compute_end_us;
   }
+  for (std::size_t r = 0; r < workload.requests.size(); ++r)
+    result.chain_bound_us = std::max(
+        result.chain_bound_us, result.requests[r].arrival_us - first_arrival + result.model_alone_us[model_of[r]]);
   result.lower_bound_us = std::max(result.resource_bound_us, result.chain_bound_us);
 
   for (const RequestResult& rr : result.requests) {
@@ -250,7 +552,7 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy) {
                  {"start_us", number_text(rr.start_us)},
                  {"finish_us", number_text(rr.finish_us)},
                  {"latency_us", number_text(rr.latency_us)},
-                 {"priority", std::to_string(workload.requests[rr.request].priority)}};
+                 {"priority", std::to_string(rr.priority)}};
     result.timeline.add(std::move(life));
   }
   return result;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/error.hpp"
+#include "loom/executor.hpp"
 #include "loom/sim.hpp"
 #include "sim/workload_check.hpp"
 
@@ -121,13 +122,19 @@ class Reader {
 SimStep read_step(const Reader& in, const json& value, const std::string& field, std::size_t index,
                   std::uint64_t capacity, const std::string& model) {
   in.expect_object(value, field);
-  in.only_keys(value, field, {"name", "compute_us", "memory_us", "onchip_bytes"});
+  in.only_keys(value, field,
+               {"name", "compute_us", "memory_us", "onchip_bytes", "live_bytes_after", "cancellation_point"});
   SimStep step;
   const std::string default_name = "step" + std::to_string(index);
   step.name = in.string_field(value, field, "name", &default_name);
   step.compute_us = in.time_field(value, field, "compute_us", nullptr);
   step.memory_us = in.time_field(value, field, "memory_us", nullptr);
   step.onchip_bytes = in.bytes_field(value, field, "onchip_bytes");
+  step.live_bytes_after = in.bytes_field(value, field, "live_bytes_after");
+  if (const auto it = value.find("cancellation_point"); it != value.end()) {
+    if (!it->is_boolean()) in.fail(Reader::join(field, "cancellation_point"), "expected true or false");
+    step.cancellation_point = it->get<bool>();
+  }
   if (capacity > 0 && step.onchip_bytes > capacity)
     in.fail(Reader::join(field, "onchip_bytes"),
             "Step '" + step.name + "' of model '" + model + "' needs " + std::to_string(step.onchip_bytes) +
@@ -158,7 +165,8 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
     const std::string field = "models[" + std::to_string(m) + "]";
     const json& value = models[m];
     reader.expect_object(value, field);
-    reader.only_keys(value, field, {"name", "description", "steps"});
+    reader.only_keys(value, field,
+                     {"name", "description", "steps", "cancellation_interval_us", "cancellation_max_live_bytes"});
     SimModel model;
     model.name = reader.string_field(value, field, "name", nullptr);
     if (!model_index.emplace(model.name, m).second)
@@ -167,6 +175,21 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
     for (std::size_t s = 0; s < steps.size(); ++s)
       model.steps.push_back(read_step(reader, steps[s], field + ".steps[" + std::to_string(s) + "]", s,
                                       workload.onchip_capacity_bytes, model.name));
+    // A model's own cancellation rule: its points are chosen here and kept as given points, so
+    // they do not depend on the simulator's options.
+    if (value.contains("cancellation_interval_us") || value.contains("cancellation_max_live_bytes")) {
+      for (std::size_t s = 0; s < model.steps.size(); ++s)
+        if (model.steps[s].cancellation_point)
+          reader.fail(field + ".steps[" + std::to_string(s) + "].cancellation_point",
+                      "given points and the model's cancellation_interval_us / cancellation_max_live_bytes "
+                      "exclude each other");
+      SimOptions rule;
+      const double default_interval = rule.cancellation_interval_us;
+      rule.cancellation_interval_us = reader.time_field(value, field, "cancellation_interval_us", &default_interval);
+      rule.cancellation_max_live_bytes = reader.bytes_field(value, field, "cancellation_max_live_bytes");
+      const std::vector<bool> points = cancellation_points(model, rule);
+      for (std::size_t s = 0; s < model.steps.size(); ++s) model.steps[s].cancellation_point = points[s];
+    }
     workload.models.push_back(std::move(model));
   }
 
@@ -175,7 +198,8 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
     const std::string field = "requests[" + std::to_string(r) + "]";
     const json& value = requests[r];
     reader.expect_object(value, field);
-    reader.only_keys(value, field, {"model", "arrival_us", "priority", "count", "interval_us"});
+    reader.only_keys(value, field,
+                     {"model", "arrival_us", "priority", "count", "interval_us", "back_to_back", "follows"});
     SimRequest request;
     request.model = reader.string_field(value, field, "model", nullptr);
     if (!model_index.count(request.model)) {
@@ -185,13 +209,38 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
     }
     const double zero = 0;
     request.arrival_us = reader.time_field(value, field, "arrival_us", &zero);
-    request.priority = static_cast<int>(reader.integer_field(
-        value, field, "priority", 0, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+    if (const auto it = value.find("priority"); it != value.end() && it->is_string()) {
+      try {
+        request.priority = static_cast<int>(priority_from_name(it->get<std::string>()));
+      } catch (const Error& e) {
+        reader.fail(field + ".priority", e.what());
+      }
+    } else {
+      request.priority = static_cast<int>(reader.integer_field(
+          value, field, "priority", 0, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+    }
+    if (value.contains("follows")) {
+      // Indices count expanded requests, so only an entry of count 1 can be named exactly.
+      const double limit = static_cast<double>(workload.requests.size()) - 1;
+      if (limit < 0) reader.fail(field + ".follows", "no earlier request to follow");
+      request.follows = static_cast<std::size_t>(reader.integer_field(value, field, "follows", 0, 0, limit));
+    }
     const auto count = static_cast<std::size_t>(reader.integer_field(value, field, "count", 1, 1, 1e7));
     const double interval = reader.time_field(value, field, "interval_us", &zero);
+    bool back_to_back = false;
+    if (const auto it = value.find("back_to_back"); it != value.end()) {
+      if (!it->is_boolean()) reader.fail(field + ".back_to_back", "expected true or false");
+      back_to_back = it->get<bool>();
+    }
     for (std::size_t i = 0; i < count; ++i) {
       SimRequest copy = request;
-      copy.arrival_us = request.arrival_us + static_cast<double>(i) * interval;
+      if (back_to_back && i > 0) {
+        // Closed loop: each copy arrives interval_us after the previous one finishes.
+        copy.follows = workload.requests.size() - 1;
+        copy.arrival_us = interval;
+      } else if (!back_to_back) {
+        copy.arrival_us = request.arrival_us + static_cast<double>(i) * interval;
+      }
       workload.requests.push_back(std::move(copy));
     }
   }
@@ -218,6 +267,8 @@ std::string workload_json(const Workload& workload) {
       s["compute_us"] = step.compute_us;
       s["memory_us"] = step.memory_us;
       s["onchip_bytes"] = step.onchip_bytes;
+      if (step.live_bytes_after > 0) s["live_bytes_after"] = step.live_bytes_after;
+      if (step.cancellation_point) s["cancellation_point"] = *step.cancellation_point;
       m["steps"].push_back(std::move(s));
     }
     doc["models"].push_back(std::move(m));
@@ -228,6 +279,7 @@ std::string workload_json(const Workload& workload) {
     r["model"] = request.model;
     r["arrival_us"] = request.arrival_us;
     r["priority"] = request.priority;
+    if (request.follows) r["follows"] = *request.follows;
     doc["requests"].push_back(std::move(r));
   }
   return doc.dump(2) + "\n";

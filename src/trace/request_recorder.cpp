@@ -36,6 +36,11 @@ void RequestRecorder::picked(double at_us, std::size_t step, std::size_t candida
   picks_.push_back({at_us, step, candidates});
 }
 
+void RequestRecorder::preempted(const char* action, double at_us, double duration_us, std::size_t step,
+                                std::uint64_t bytes) {
+  preemptions_.push_back({action, at_us, duration_us, step, bytes});
+}
+
 TraceEvent RequestRecorder::span_event(const PendingSpan& span, const std::vector<StepInfo>& steps) const {
   const std::string tag = model_ + "#" + std::to_string(request_);
   TraceEvent event;
@@ -100,6 +105,21 @@ void RequestRecorder::complete(const TimelineClock& clock, const std::vector<Ste
                     {"candidates", std::to_string(pick.candidates)}};
       timeline.add(std::move(event));
     }
+    // On the dispatcher's row, where the decisions that caused them are.
+    for (const auto& p : preemptions_) {
+      const bool known = p.step < steps.size();
+      const std::string step_name = known ? steps[p.step].name : "step " + std::to_string(p.step);
+      TraceEvent event;
+      event.name = std::string(p.action) + " " + tag + " after " + step_name;
+      event.category = "preempt";
+      event.track = "host:dispatcher";
+      event.start_us = p.at_us;
+      event.duration_us = p.duration_us;
+      event.args = {{"action", p.action},     {"request", std::to_string(request_)},
+                    {"model", model_},        {"step", std::to_string(p.step)},
+                    {"step_name", step_name}, {"bytes", std::to_string(p.bytes)}};
+      timeline.add(std::move(event));
+    }
     TraceEvent life;
     life.name = tag;
     life.category = "request";
@@ -116,6 +136,7 @@ void RequestRecorder::complete(const TimelineClock& clock, const std::vector<Ste
   }
   spans_.clear();
   picks_.clear();
+  preemptions_.clear();
 }
 
 }  // namespace loom::trace

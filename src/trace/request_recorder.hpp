@@ -46,6 +46,9 @@ class RequestRecorder {
   void end(backend::Stream& stream);
   // The dispatcher chose this request's Step `step` among `candidates` at `at_us`.
   void picked(double at_us, std::size_t step, std::size_t candidates);
+  // A preemption of this request at the boundary after Step `step` (host times): `action` is
+  // "pause", "dump", "restore" or "resume"; `bytes` the live bytes at that boundary.
+  void preempted(const char* action, double at_us, double duration_us, std::size_t step, std::uint64_t bytes);
 
   // Adds the request's events to `timeline`: its copies and Steps (waiting for their events,
   // which the post-process thread has normally passed already), its picks, and its life from
@@ -64,6 +67,12 @@ class RequestRecorder {
     double at_us;
     std::size_t step, candidates;
   };
+  struct Preemption {
+    const char* action;
+    double at_us, duration_us;
+    std::size_t step;
+    std::uint64_t bytes;
+  };
 
   TraceEvent span_event(const PendingSpan& span, const std::vector<StepInfo>& steps) const;
 
@@ -72,6 +81,7 @@ class RequestRecorder {
   double submitted_us_;
   std::vector<PendingSpan> spans_;
   std::vector<Pick> picks_;
+  std::vector<Preemption> preemptions_;
 };
 
 }  // namespace loom::trace

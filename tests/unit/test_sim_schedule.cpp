@@ -39,7 +39,9 @@ std::vector<TraceEvent> on_track(const Timeline& timeline, const std::string& tr
 // Memory busy 2+4+2+4 = 12, idle 2 (only [12,14], while L22 computes).
 TEST(SimSchedule, MissionExampleInterleavesComputeAndMemoryHeavyModels) {
   Workload w = mission_example();
-  w.requests[1].priority = 3;  // passed to the policy, not used by the simulator
+  // Passed to the policy. Both in one class, so priority (test_sim_preempt.cpp) changes nothing.
+  w.requests[0].priority = 3;
+  w.requests[1].priority = 3;
   ScriptedPolicy policy({0, 1, 0, 1});
   const SimResult r = simulate(w, policy);
   expect_schedule(r, {{0, 0, 0, 0, 2, 2, 6}, {1, 0, 2, 2, 6, 6, 8}, {0, 1, 6, 6, 8, 8, 12}, {1, 1, 8, 8, 12, 12, 14}});

@@ -238,3 +238,95 @@ TEST(SimWorkload, PeriodicRequestsInterleaveModelsByArrival) {
     EXPECT_DOUBLE_EQ(requests[i].arrival_us, arrivals[i]);
   }
 }
+
+// Priorities by name or number, live bytes, given points, a model's own cancellation rule and
+// closed-loop requests (docs/workload-format.md).
+TEST(SimWorkload, ParsesPrioritiesLiveBytesPointsAndClosedLoops) {
+  const Workload w = parse(R"({
+    "models": [
+      {"name": "a", "steps": [{"compute_us": 1, "memory_us": 2, "live_bytes_after": 64, "cancellation_point": true},
+                              {"compute_us": 1, "memory_us": 1}]},
+      {"name": "b", "cancellation_interval_us": 2.5, "cancellation_max_live_bytes": 20,
+       "steps": [{"compute_us": 1, "memory_us": 0, "live_bytes_after": 10},
+                 {"compute_us": 1, "memory_us": 0, "live_bytes_after": 50},
+                 {"compute_us": 1, "memory_us": 0, "live_bytes_after": 10},
+                 {"compute_us": 1, "memory_us": 0, "live_bytes_after": 50},
+                 {"compute_us": 1, "memory_us": 0}]}
+    ],
+    "requests": [
+      {"model": "a", "priority": "urgent"},
+      {"model": "a", "priority": "background", "arrival_us": 3},
+      {"model": "b", "priority": -1},
+      {"model": "b", "count": 3, "back_to_back": true, "interval_us": 0.5, "arrival_us": 7},
+      {"model": "a", "follows": 0, "arrival_us": 2}
+    ]
+  })");
+  ASSERT_EQ(w.models.size(), 2u);
+  EXPECT_EQ(w.models[0].steps[0].live_bytes_after, 64u);
+  EXPECT_EQ(w.models[0].steps[0].cancellation_point, std::optional<bool>(true));
+  EXPECT_FALSE(w.models[0].steps[1].cancellation_point.has_value());
+  // Model b's rule (interval 2.5, bound 20), walked by hand in test_sim_preempt_points.cpp:
+  // only the boundary after Step 2; kept as given points.
+  const bool expected_b[] = {false, false, true, false, false};
+  for (std::size_t s = 0; s < 5; ++s) EXPECT_EQ(w.models[1].steps[s].cancellation_point, expected_b[s]) << s;
+
+  ASSERT_EQ(w.requests.size(), 7u);
+  EXPECT_EQ(w.requests[0].priority, 1);
+  EXPECT_EQ(w.requests[1].priority, -1);
+  EXPECT_EQ(w.requests[2].priority, -1);
+  EXPECT_FALSE(w.requests[3].follows.has_value());
+  EXPECT_DOUBLE_EQ(w.requests[3].arrival_us, 7);
+  EXPECT_EQ(w.requests[4].follows, std::optional<std::size_t>(3));
+  EXPECT_DOUBLE_EQ(w.requests[4].arrival_us, 0.5);
+  EXPECT_EQ(w.requests[5].follows, std::optional<std::size_t>(4));
+  EXPECT_EQ(w.requests[6].follows, std::optional<std::size_t>(0));
+  EXPECT_DOUBLE_EQ(w.requests[6].arrival_us, 2);
+
+  // Everything reads back equal from what workload_json writes.
+  std::istringstream again(workload_json(w));
+  EXPECT_EQ(workload_json(parse_workload(again, "again.json")), workload_json(w));
+}
+
+TEST(SimWorkload, PreemptionFieldErrorsNameTheField) {
+  const std::string model = R"({"name": "a", "steps": [{"compute_us": 1, "memory_us": 1}]})";
+  expect_parse_error(R"({"models": [)" + model + R"(], "requests": [{"model": "a", "priority": "high"}]})",
+                     "requests[0].priority", "unknown priority 'high'");
+  expect_parse_error(R"({"models": [)" + model + R"(], "requests": [{"model": "a", "follows": 0}]})",
+                     "requests[0].follows", "no earlier request");
+  expect_parse_error(R"({"models": [)" + model + R"(], "requests": [{"model": "a"}, {"model": "a", "follows": 1}]})",
+                     "requests[1].follows", "out of range");
+  expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1,
+                        "cancellation_point": 1}]}], "requests": [{"model": "a"}]})",
+                     "models[0].steps[0].cancellation_point", "expected true or false");
+  expect_parse_error(R"({"models": [{"name": "a", "cancellation_interval_us": 5, "steps": [{"compute_us": 1,
+                        "memory_us": 1, "cancellation_point": true}]}], "requests": [{"model": "a"}]})",
+                     "models[0].steps[0].cancellation_point", "exclude each other");
+  expect_parse_error(R"({"models": [)" + model + R"(], "requests": [{"model": "a", "back_to_back": "yes"}]})",
+                     "requests[0].back_to_back", "expected true or false");
+}
+
+// sim_model carries the executor's live bytes and cancellation points, every Step's flag given.
+TEST(SimWorkload, SimModelCarriesLiveBytesAndCancellationPoints) {
+  ModelInfo info;
+  info.name = "m";
+  StepInfo a;
+  a.name = "a";
+  a.compute_us = 1;
+  a.live_bytes_after = 96;
+  a.cancellation_point = true;
+  StepInfo b = a;
+  b.name = "b";
+  b.live_bytes_after = 8;
+  b.cancellation_point = false;
+  info.steps = {a, b};
+  const SimModel m = sim_model(info);
+  ASSERT_EQ(m.steps.size(), 2u);
+  EXPECT_EQ(m.steps[0].live_bytes_after, 96u);
+  EXPECT_EQ(m.steps[0].cancellation_point, std::optional<bool>(true));
+  EXPECT_EQ(m.steps[1].live_bytes_after, 8u);
+  EXPECT_EQ(m.steps[1].cancellation_point, std::optional<bool>(false));
+  // The planner's models carry live bytes and leave the points to the rule.
+  const auto planned = sim_models({two_matmuls()}, DType::f32, 1e9, 1e9);
+  EXPECT_FALSE(planned[0].steps[0].cancellation_point.has_value());
+  EXPECT_GT(planned[0].steps[0].live_bytes_after, 0u);  // h [1,8] f32 is live after Step 0
+}

@@ -28,6 +28,8 @@ class CpuBackend final : public Backend {
   void deallocate_host(void* ptr) noexcept override;
   void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
                Stream& stream) override;
+  // CPU streams run each call as it is made: there is no launch cost for a graph to save.
+  bool supports_graphs() const noexcept override { return false; }
 
  private:
   std::string device_name_;

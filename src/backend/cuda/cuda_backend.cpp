@@ -59,6 +59,18 @@ double CudaEvent::microseconds_since(Event& earlier) {
   return static_cast<double>(ms) * 1000.0;
 }
 
+// --- CudaGraph ---
+
+void CudaGraph::launch(Stream& stream) {
+  CudaStream& cuda_stream = as_cuda_stream(stream);
+  if (cuda_stream.device() != device_)
+    throw Error(ErrorCode::internal, "CudaGraph::launch: the graph was captured on CUDA device " +
+                                         std::to_string(device_) + ", the stream is on device " +
+                                         std::to_string(cuda_stream.device()));
+  DeviceGuard guard(device_);
+  LOOM_CUDA_CHECK(cudaGraphLaunch(exec_.get(), cuda_stream.get()));
+}
+
 // --- CudaStream ---
 
 CudaStream::CudaStream(int device, int cuda_priority) : device_(device) {
@@ -71,6 +83,7 @@ CudaStream::~CudaStream() {
   DeviceGuard guard(device_, DeviceGuard::NoThrow{});
   cudnn_.reset();
   cublas_.reset();
+  cublas_workspace_.reset();
   stream_.reset();
 }
 
@@ -114,6 +127,38 @@ void CudaStream::wait(Event& event) {
 
 void CudaStream::synchronize() { LOOM_CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
 
+void CudaStream::begin_capture() {
+  DeviceGuard guard(device_);
+  LOOM_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+}
+
+std::unique_ptr<Graph> CudaStream::end_capture() {
+  DeviceGuard guard(device_);
+  // A sticky error (a faulted context) throws here; capture problems are answered below.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  LOOM_CUDA_CHECK(cudaStreamIsCapturing(stream_.get(), &capturing));
+  if (capturing == cudaStreamCaptureStatusNone) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  // Ending an invalidated capture fails (cudaErrorStreamCaptureInvalidated) but still takes the
+  // stream out of capture mode, which is what matters for the plain launches that follow.
+  cudaGraph_t raw_graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream_.get(), &raw_graph);
+  GraphHandle graph(raw_graph);
+  // The failing call inside the capture left its error as this thread's last error; clear it so
+  // that the next launch check does not blame an innocent kernel.
+  (void)cudaGetLastError();
+  if (ended != cudaSuccess || !graph) return nullptr;
+  cudaGraphExec_t raw_exec = nullptr;
+  if (cudaGraphInstantiate(&raw_exec, graph.get(), 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  // The instance holds its own copy of the nodes; the graph itself is no longer needed.
+  return std::make_unique<CudaGraph>(GraphExecHandle(raw_exec), device_);
+}
+
 cublasHandle_t CudaStream::cublas() {
   std::lock_guard lock(handles_mutex_);
   if (!cublas_) {
@@ -122,6 +167,16 @@ cublasHandle_t CudaStream::cublas() {
     LOOM_CUBLAS_CHECK(cublasSetStream(handle.get(), stream_.get()));
     // Default math: FP32 GEMMs stay true FP32 (no TF32), so results match the CPU backend.
     LOOM_CUBLAS_CHECK(cublasSetMathMode(handle.get(), CUBLAS_DEFAULT_MATH));
+    // After cublasSetStream, which resets the workspace to cuBLAS's own pool. NVIDIA's cuBLAS
+    // guide recommends 32 MiB on Hopper and later, 4 MiB before.
+    int major = 0;
+    LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
+    const std::size_t workspace_bytes = (major >= 9 ? 32u : 4u) << 20;
+    void* workspace = nullptr;
+    LOOM_CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
+    DeviceBuffer owned(workspace);
+    LOOM_CUBLAS_CHECK(cublasSetWorkspace(handle.get(), workspace, workspace_bytes));
+    cublas_workspace_ = std::move(owned);
     cublas_ = std::move(handle);
   }
   return cublas_.get();

@@ -28,6 +28,17 @@ class CudaEvent final : public Event {
   bool timed_;
 };
 
+// One instantiated CUDA graph (cudaGraphExec_t) on `device`.
+class CudaGraph final : public Graph {
+ public:
+  CudaGraph(GraphExecHandle exec, int device) noexcept : exec_(std::move(exec)), device_(device) {}
+  void launch(Stream& stream) override;
+
+ private:
+  GraphExecHandle exec_;
+  int device_;
+};
+
 class CudaStream final : public Stream {
  public:
   // cuda_priority is already in the device's range (lower number = more urgent, CUDA's convention).
@@ -42,11 +53,20 @@ class CudaStream final : public Stream {
   void wait(Event& event) override;
   void synchronize() override;
   void* native_handle() noexcept override { return stream_.get(); }
+  // cudaStreamBeginCapture in cudaStreamCaptureModeThreadLocal: only this thread's calls that are
+  // unsafe during capture (synchronous copies, cudaMalloc...) fail and invalidate the capture;
+  // the executor's other threads keep allocating and copying.
+  void begin_capture() override;
+  // cudaStreamEndCapture then cudaGraphInstantiate; nullptr (error cleared) on an invalidated
+  // capture or a failed instantiation.
+  std::unique_ptr<Graph> end_capture() override;
 
   cudaStream_t get() const noexcept { return stream_.get(); }
   int device() const noexcept { return device_; }
   // Handles bound to this stream, created on first use (creating a cuDNN handle costs
-  // milliseconds and most models never need one). Throw Error(backend) when creation fails.
+  // milliseconds and most models never need one). Throw Error(backend) when creation fails. The
+  // cuBLAS handle gets its own workspace (cublasSetWorkspace), so that cuBLAS never allocates
+  // while a graph is being captured and every captured GEMM uses the same scratch.
   cublasHandle_t cublas();
   cudnnHandle_t cudnn();
 
@@ -57,6 +77,7 @@ class CudaStream final : public Stream {
   StreamHandle stream_;
   std::mutex handles_mutex_;  // a stream may be driven from more than one host thread
   CublasHandle cublas_;
+  DeviceBuffer cublas_workspace_;  // freed after cublas_, which uses it
   CudnnHandle cudnn_;
 };
 
@@ -84,6 +105,7 @@ class CudaBackend final : public Backend {
   void deallocate_host(void* ptr) noexcept override;
   void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
                Stream& stream) override;
+  bool supports_graphs() const noexcept override { return true; }
   // Probe kernels relaunched on their own least-urgent stream (backend/cuda/probe.hpp).
   std::unique_ptr<Probe> start_probe(ProbeKind kind) override;
 

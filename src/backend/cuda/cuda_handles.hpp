@@ -52,6 +52,15 @@ struct DeviceMemoryTraits {
   using handle_type = void*;
   static void destroy(void* h) noexcept { LOOM_CUDA_CHECK_NOTHROW(cudaFree(h)); }
 };
+struct GraphTraits {
+  using handle_type = cudaGraph_t;
+  static void destroy(cudaGraph_t h) noexcept { LOOM_CUDA_CHECK_NOTHROW(cudaGraphDestroy(h)); }
+};
+// An instance still running when destroyed is freed by the driver once it completes.
+struct GraphExecTraits {
+  using handle_type = cudaGraphExec_t;
+  static void destroy(cudaGraphExec_t h) noexcept { LOOM_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(h)); }
+};
 struct CublasTraits {
   using handle_type = cublasHandle_t;
   static void destroy(cublasHandle_t h) noexcept { LOOM_CUBLAS_CHECK_NOTHROW(cublasDestroy(h)); }
@@ -78,6 +87,8 @@ struct CudnnConvDescTraits {
 using StreamHandle = UniqueHandle<StreamTraits>;
 using EventHandle = UniqueHandle<EventTraits>;
 using DeviceBuffer = UniqueHandle<DeviceMemoryTraits>;
+using GraphHandle = UniqueHandle<GraphTraits>;
+using GraphExecHandle = UniqueHandle<GraphExecTraits>;
 using CublasHandle = UniqueHandle<CublasTraits>;
 using CudnnHandle = UniqueHandle<CudnnTraits>;
 using CudnnTensorDesc = UniqueHandle<CudnnTensorDescTraits>;

@@ -1,0 +1,347 @@
+// The CUDA greedy decoder: weights uploaded once in the decoder's dtype, then per sample either one
+// persistent kernel (its blocks keep their share of the cell weights in shared memory and meet at
+// grid barriers), a graph whose WHILE node repeats the step kernels, or the host loop baseline.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/cuda_check.hpp"
+#include "decode/cuda/cuda_decoders.hpp"
+#include "decode/cuda/loop_support.hpp"
+#include "decode_greedy.cuh"
+
+namespace loom::decode::detail {
+namespace {
+
+namespace kd = loom::kernels::decode;
+using cuda_loop::DeviceMemory;
+using cuda_loop::HostImage;
+using cuda_loop::ScratchCarver;
+
+constexpr int kMaxRows = 64;  // the kernels' per-block row tables (kernels/decode_rows.cuh)
+constexpr int kWarps = cuda_loop::kThreads / 32;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+class CudaGreedyDecoder final : public DeviceDecoder {
+ public:
+  CudaGreedyDecoder(const Program& program, backend::Backend& backend);
+
+  std::vector<DecodeMethod> methods() const override {
+    return {DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop};
+  }
+  DecodeMethod default_method() const override { return DecodeMethod::persistent; }
+  std::uint64_t weight_bytes() const override { return weight_bytes_; }
+  std::uint64_t recurrent_weight_bytes() const override { return recurrent_weight_bytes_; }
+  bool weights_on_chip() const override { return weights_on_chip_; }
+  std::size_t scratch_bytes(int batch, int) const override {
+    ScratchCarver measure(nullptr);
+    carve(measure, batch);
+    return measure.used();
+  }
+  void launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t* pause_flag, void* scratch,
+              RunStatus* status, backend::Stream& stream) override;
+
+ private:
+  void upload(const Program& program);
+  void plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts);
+  kd::GreedyRun carve(ScratchCarver& carver, int batch) const;
+  // (layer, part) of every cell kernel of one step, in order.
+  std::vector<std::pair<int, int>> cell_launches() const;
+  void launch_graph(const kd::GreedyRun& run, cudaStream_t stream);
+  void launch_host_loop(const kd::GreedyRun& run, cudaStream_t stream);
+  const void* kernel(kd::GreedyKernel which) const { return kd::greedy_kernel(which, dtype_); }
+
+  std::string name_;
+  backend::Backend& backend_;
+  int device_;
+  DType dtype_;
+  int layers_, hidden_, gates_;
+  bool gru_, split_gru_;
+  std::int64_t vocab_;
+  DeviceMemory weights_;
+  DeviceMemory layer_table_;  // kd::GreedyLayer[layers], shared by every method
+  std::uint64_t weight_bytes_ = 0, recurrent_weight_bytes_ = 0;
+  bool weights_on_chip_ = false;
+
+  kd::GreedyModel persistent_model_, step_model_;
+  unsigned persistent_grid_ = 1;
+  std::size_t persistent_shared_ = 0;
+  unsigned cell_grid_ = 1, projection_grid_ = 1, fill_grid_ = 1;
+  int max_partials_ = 1;
+
+  // Built on the first graph run: the graph reads each run's GreedyRun from graph_run_.
+  std::unique_ptr<cuda_loop::LoopGraph> graph_;
+  DeviceMemory graph_run_;
+  std::unique_ptr<cuda_loop::StagedCopy> staging_;
+  std::unique_ptr<cuda_loop::PinnedFlag> keep_going_;  // host loop
+};
+
+CudaGreedyDecoder::CudaGreedyDecoder(const Program& program, backend::Backend& backend)
+    : name_(program.name),
+      backend_(backend),
+      device_(cuda_loop::cuda_device_of(backend)),
+      dtype_(program.dtype),
+      layers_(static_cast<int>(program.cells.layers.size())),
+      hidden_(static_cast<int>(program.cells.hidden_size)),
+      gates_(static_cast<int>(program.gates())),
+      gru_(program.cells.type == CellType::gru),
+      split_gru_(gru_ && !program.cells.linear_before_reset),
+      vocab_(program.vocab) {
+  if (dtype_ != DType::f32 && dtype_ != DType::f16)
+    throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': dtype " + std::string(dtype_name(dtype_)) +
+                                            " (the CUDA greedy decoder runs f32 and f16)");
+  if (program.max_batch < 1 || program.max_batch > kMaxRows)
+    throw Error(ErrorCode::invalid_argument,
+                "decoder '" + name_ + "': max_batch " + std::to_string(program.max_batch) + " outside [1, 64]");
+  if (layers_ < 1 || hidden_ < 1 || vocab_ < 1 || program.cells.input_size < 1)
+    throw Error(ErrorCode::invalid_argument, "decoder '" + name_ + "': empty cells, hidden size or vocabulary");
+  backend::cuda::DeviceGuard guard(device_);
+  upload(program);
+}
+
+void CudaGreedyDecoder::upload(const Program& program) {
+  const CellStack& cells = program.cells;
+  const std::int64_t H = hidden_, G = gates_, E = cells.input_size, V = vocab_;
+  HostImage image(dtype_);
+  struct Offsets {
+    std::size_t w, r, b;
+  };
+  std::vector<Offsets> offsets;
+  std::int64_t cell_values = 0;
+  for (int l = 0; l < layers_; ++l) {
+    const CellLayer& layer = cells.layers[static_cast<std::size_t>(l)];
+    const std::int64_t in = l == 0 ? E : H;
+    const std::string where = "decoder '" + name_ + "' layer " + std::to_string(l);
+    offsets.push_back({image.add_floats(layer.w, G * H * in, where + " w"),
+                       image.add_floats(layer.r, G * H * H, where + " r"),
+                       image.add_floats(layer.b, 2 * G * H, where + " b")});
+    cell_values += G * H * in + G * H * H + 2 * G * H;
+  }
+  const std::size_t embedding = image.add_floats(program.embedding, V * E, "decoder '" + name_ + "' embedding");
+  const std::size_t projection = image.add_floats(program.projection, V * H, "decoder '" + name_ + "' projection");
+  const std::size_t bias = image.add_floats(program.projection_bias, V, "decoder '" + name_ + "' projection_bias");
+  weights_ = image.upload(backend_, device_);
+  const std::uint64_t element = dtype_size(dtype_);
+  weight_bytes_ = static_cast<std::uint64_t>(cell_values + V * E + V * H + V) * element;
+  recurrent_weight_bytes_ = static_cast<std::uint64_t>(cell_values + V * H + V) * element;
+
+  auto* base = static_cast<const std::byte*>(weights_.get());
+  std::vector<kd::GreedyLayer> layers(static_cast<std::size_t>(layers_));
+  for (int l = 0; l < layers_; ++l) {
+    kd::GreedyLayer& layer = layers[static_cast<std::size_t>(l)];
+    layer.w = base + offsets[static_cast<std::size_t>(l)].w;
+    layer.r = base + offsets[static_cast<std::size_t>(l)].r;
+    layer.bias = base + offsets[static_cast<std::size_t>(l)].b;
+    layer.input = static_cast<int>(l == 0 ? E : H);
+  }
+
+  kd::GreedyModel model;
+  model.gru = gru_;
+  model.linear_before_reset = cells.linear_before_reset;
+  model.layers = layers_;
+  model.hidden = hidden_;
+  model.input = static_cast<int>(E);
+  model.vocab = static_cast<int>(V);
+  model.end_token = program.end_token;
+  model.embedding = base + embedding;
+  model.projection = base + projection;
+  model.projection_bias = base + bias;
+
+  const cuda_loop::DeviceFacts facts = cuda_loop::device_facts(device_);
+  persistent_model_ = model;
+  plan_persistent(layers, facts);  // fills the cache fields of `layers`
+
+  HostImage table(DType::f32);
+  table.add_bytes(layers.data(), layers.size() * sizeof(kd::GreedyLayer));
+  layer_table_ = table.upload(backend_, device_);
+  persistent_model_.layer = static_cast<const kd::GreedyLayer*>(layer_table_.get());
+
+  // Step kernels: one hidden unit per warp; the projection over a couple of blocks per SM, each a
+  // contiguous vocabulary slice; the fill kernels grid-stride.
+  step_model_ = model;
+  step_model_.layer = persistent_model_.layer;  // their cache fields are unused without a cache
+  step_model_.units_per_block = kWarps;
+  cell_grid_ = static_cast<unsigned>(ceil_div(H, kWarps));
+  const std::int64_t slices = std::clamp<std::int64_t>(ceil_div(V, kWarps), 1, 2 * facts.sm_count);
+  step_model_.vocab_per_block = static_cast<int>(ceil_div(V, slices));
+  projection_grid_ = static_cast<unsigned>(ceil_div(V, step_model_.vocab_per_block));
+  step_model_.partial_blocks = static_cast<int>(projection_grid_);
+  fill_grid_ = static_cast<unsigned>(4 * facts.sm_count);
+  max_partials_ = std::max(persistent_model_.partial_blocks, step_model_.partial_blocks);
+}
+
+// One block per SM, each owning ceil(hidden / SMs) hidden units of every layer and an equal slice of
+// the vocabulary. Shared memory holds, in order of preference, the recurrent rows (R) of each layer
+// and then the input rows (W), as many units of each as fit.
+void CudaGreedyDecoder::plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts) {
+  const void* persistent = kernel(kd::GreedyKernel::persistent);
+  cudaFuncAttributes attributes{};
+  LOOM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, persistent));
+  const std::size_t budget = facts.shared_per_block_optin > attributes.sharedSizeBytes
+                                 ? facts.shared_per_block_optin - attributes.sharedSizeBytes
+                                 : 0;
+  // The same limit for every decoder of this dtype, so no registration lowers another's.
+  LOOM_CUDA_CHECK(
+      cudaFuncSetAttribute(persistent, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(budget)));
+
+  const int grid = std::max(facts.sm_count, 1);
+  const int units = static_cast<int>(ceil_div(hidden_, grid));
+  const std::size_t element = dtype_size(dtype_);
+  std::size_t used = 0;
+  bool all_cached = true;
+  const auto place = [&](std::int64_t n, int& cached_units, int& offset) {
+    const std::size_t unit_bytes = static_cast<std::size_t>(gates_ * n) * element;
+    const std::size_t at = (used + 15) / 16 * 16;
+    const std::size_t room = budget > at ? budget - at : 0;
+    cached_units = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(units), room / unit_bytes));
+    offset = static_cast<int>(at);
+    if (cached_units > 0) used = at + static_cast<std::size_t>(cached_units) * unit_bytes;
+    all_cached = all_cached && cached_units == units;
+  };
+  for (kd::GreedyLayer& layer : layers) place(hidden_, layer.r_units_cached, layer.r_offset);
+  for (kd::GreedyLayer& layer : layers) place(layer.input, layer.w_units_cached, layer.w_offset);
+
+  int per_sm = 0;
+  LOOM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent, cuda_loop::kThreads, used));
+  if (per_sm < 1)
+    throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': the persistent kernel cannot be resident with " +
+                                            std::to_string(used) + " bytes of shared memory");
+  // The grid barrier needs every block resident at once: at most per_sm blocks per SM; one is used.
+  persistent_grid_ = static_cast<unsigned>(grid);
+  persistent_shared_ = used;
+  weights_on_chip_ = all_cached;
+  persistent_model_.units_per_block = units;
+  persistent_model_.vocab_per_block = static_cast<int>(ceil_div(vocab_, grid));
+  persistent_model_.partial_blocks = grid;
+}
+
+kd::GreedyRun CudaGreedyDecoder::carve(ScratchCarver& carver, int batch) const {
+  const std::int64_t state = static_cast<std::int64_t>(layers_) * batch * hidden_;
+  const std::size_t element = dtype_size(dtype_);
+  kd::GreedyRun run;
+  run.h = carver.take_bytes(2 * static_cast<std::size_t>(state) * element);
+  if (!gru_) run.c = carver.take_bytes(static_cast<std::size_t>(state) * element);
+  if (split_gru_) {
+    run.reset_h = carver.take<float>(static_cast<std::int64_t>(batch) * hidden_);
+    run.kept_gates = carver.take<float>(2 * static_cast<std::int64_t>(batch) * hidden_);
+  }
+  run.next_token = carver.take<std::int32_t>(batch);
+  run.alive = carver.take<std::int32_t>(batch);
+  run.partial_logit = carver.take<float>(static_cast<std::int64_t>(max_partials_) * batch);
+  run.partial_token = carver.take<std::int32_t>(static_cast<std::int64_t>(max_partials_) * batch);
+  run.loop = carver.take<std::int32_t>(4);
+  run.barrier = carver.take<unsigned>(1);
+  return run;
+}
+
+std::vector<std::pair<int, int>> CudaGreedyDecoder::cell_launches() const {
+  std::vector<std::pair<int, int>> launches;
+  for (int l = 0; l < layers_; ++l) {
+    launches.emplace_back(l, 0);
+    if (split_gru_) launches.emplace_back(l, 1);
+  }
+  return launches;
+}
+
+void CudaGreedyDecoder::launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t*, void* scratch,
+                               RunStatus* status, backend::Stream& stream) {
+  backend::cuda::DeviceGuard guard(device_);
+  auto cuda_stream = static_cast<cudaStream_t>(stream.native_handle());
+  ScratchCarver carver(scratch);
+  kd::GreedyRun run = carve(carver, args.batch);
+  run.batch = args.batch;
+  run.steps = args.steps;
+  run.first_tokens = static_cast<const std::int32_t*>(args.input);
+  run.tokens = static_cast<std::int32_t*>(args.output);
+  run.out_lengths = args.out_lengths;
+  run.initial_h = args.initial_h;
+  run.initial_c = gru_ ? nullptr : args.initial_c;
+  run.final_h = args.final_h;
+  run.final_c = gru_ ? nullptr : args.final_c;
+  run.status = &status->steps_run;
+
+  switch (method) {
+    case DecodeMethod::persistent: {
+      LOOM_CUDA_CHECK(cudaMemsetAsync(run.barrier, 0, sizeof(unsigned), cuda_stream));
+      kd::GreedyKernelArgs kernel_args;
+      kernel_args.model = persistent_model_;
+      kernel_args.run = run;
+      cuda_loop::launch_all_resident(kernel(kd::GreedyKernel::persistent), persistent_grid_, persistent_shared_,
+                                     &kernel_args, cuda_stream);
+      return;
+    }
+    case DecodeMethod::graph:
+      launch_graph(run, cuda_stream);
+      return;
+    case DecodeMethod::host_loop:
+      launch_host_loop(run, cuda_stream);
+      return;
+    case DecodeMethod::automatic:
+      break;
+  }
+  throw Error(ErrorCode::internal, "decoder '" + name_ + "': launch without a resolved method");
+}
+
+void CudaGreedyDecoder::launch_graph(const kd::GreedyRun& run, cudaStream_t stream) {
+  if (!graph_) {
+    DeviceMemory run_memory(backend_, sizeof(kd::GreedyRun));
+    auto staging = std::make_unique<cuda_loop::StagedCopy>(sizeof(kd::GreedyRun));
+    auto graph = std::make_unique<cuda_loop::LoopGraph>();
+    kd::GreedyKernelArgs args;
+    args.model = step_model_;
+    args.run_on_device = static_cast<const kd::GreedyRun*>(run_memory.get());
+    args.condition = graph->condition();
+    args.set_condition = true;
+    graph->add_init(kernel(kd::GreedyKernel::init), fill_grid_, &args);
+    for (const auto& [layer, part] : cell_launches()) {
+      kd::GreedyKernelArgs cell = args;
+      cell.layer = layer;
+      cell.part = part;
+      graph->add_body(kernel(kd::GreedyKernel::cell), cell_grid_, &cell);
+    }
+    graph->add_body(kernel(kd::GreedyKernel::projection), projection_grid_, &args);
+    graph->add_body(kernel(kd::GreedyKernel::advance), 1, &args);
+    graph->add_tail(kernel(kd::GreedyKernel::finish), fill_grid_, &args);
+    graph->instantiate();
+    graph_run_ = std::move(run_memory);
+    staging_ = std::move(staging);
+    graph_ = std::move(graph);
+  }
+  staging_->copy(&run, graph_run_.get(), stream);
+  graph_->launch(stream);
+}
+
+void CudaGreedyDecoder::launch_host_loop(const kd::GreedyRun& run, cudaStream_t stream) {
+  if (!keep_going_) keep_going_ = std::make_unique<cuda_loop::PinnedFlag>();
+  kd::GreedyKernelArgs args;
+  args.model = step_model_;
+  args.run = run;
+  const auto keep_going = [&] {
+    LOOM_CUDA_CHECK(
+        cudaMemcpyAsync(keep_going_->get(), run.loop + 1, sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
+    LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return *keep_going_->get() != 0;
+  };
+  cuda_loop::launch(kernel(kd::GreedyKernel::init), fill_grid_, 0, &args, stream);
+  const auto cells = cell_launches();
+  while (keep_going()) {
+    for (const auto& [layer, part] : cells) {
+      args.layer = layer;
+      args.part = part;
+      cuda_loop::launch(kernel(kd::GreedyKernel::cell), cell_grid_, 0, &args, stream);
+    }
+    cuda_loop::launch(kernel(kd::GreedyKernel::projection), projection_grid_, 0, &args, stream);
+    cuda_loop::launch(kernel(kd::GreedyKernel::advance), 1, 0, &args, stream);
+  }
+  cuda_loop::launch(kernel(kd::GreedyKernel::finish), fill_grid_, 0, &args, stream);
+}
+
+}  // namespace
+
+std::unique_ptr<DeviceDecoder> make_cuda_greedy_decoder(const Program& program, backend::Backend& device) {
+  return std::make_unique<CudaGreedyDecoder>(program, device);
+}
+
+}  // namespace loom::decode::detail

@@ -1,0 +1,172 @@
+// Shared by the CPU and CUDA preemption tests: a long request and an urgent one, the urgent one
+// submitted exactly when the long one has launched a chosen number of Steps (through
+// ExecutorOptions::after_step_hook), so a preemption can be forced at every cancellation point.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "loom/executor.hpp"
+#include "loom/workloads.hpp"
+
+namespace loom::test_support {
+
+inline bool same_bits(const Outputs& a, const Outputs& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].dtype() != b[i].dtype() || a[i].shape() != b[i].shape() || a[i].bytes() != b[i].bytes() ||
+        std::memcmp(a[i].data(), b[i].data(), a[i].bytes()) != 0)
+      return false;
+  return true;
+}
+
+// Runs each request alone on a fresh executor with `options` (no hook, no limits).
+inline Outputs run_alone(ExecutorOptions options, const Model& model, const std::string& name,
+                         const std::vector<Tensor>& inputs) {
+  options.after_step_hook = nullptr;
+  options.arena_memory_limit_bytes = 0;
+  Executor ex(options);
+  ex.load(model, name);
+  return ex.submit(name, inputs).get();
+}
+
+// What one long + urgent pair did.
+struct PairRun {
+  Outputs long_outputs, urgent_outputs;
+  std::vector<std::string> completion_order;  // "long" / "urgent", as the callbacks ran
+  ExecutorStats stats_before, stats_after;
+  std::vector<TraceEvent> long_preemptions;  // the long request's "preempt" events, by time
+};
+
+// One executor with models "long" and "urgent" and a hook that submits the urgent request when
+// the long one has launched `trigger_after_steps` Steps. With `urgent_on_long_model`, the urgent
+// request goes to "long" too (one stream and kernel scratch for both requests).
+class PreemptionHarness {
+ public:
+  PreemptionHarness(ExecutorOptions options, const Model& long_model, const Model& urgent_model,
+                    bool urgent_on_long_model = false)
+      : urgent_name_(urgent_on_long_model ? "long" : "urgent") {
+    options.record_timeline = true;
+    options.after_step_hook = [this](const std::string& model, std::size_t launched) -> std::uint64_t {
+      std::lock_guard lock(mutex_);
+      if (model != "long" || launched != trigger_ || fired_) return 0;
+      fired_ = true;
+      submit_urgent_locked();
+      return arrivals_;  // hold the dispatcher until the urgent request reached it
+    };
+    executor_ = std::make_unique<Executor>(options);
+    executor_->load(long_model, "long");
+    executor_->load(urgent_model, "urgent");
+  }
+
+  Executor& executor() { return *executor_; }
+
+  // Submits the long request (priority `long_priority`) and, once it has launched
+  // `trigger_after_steps` Steps, the urgent one (priority `urgent_priority`); waits for both.
+  PairRun run(const std::vector<Tensor>& long_inputs, const std::vector<Tensor>& urgent_inputs,
+              std::size_t trigger_after_steps, Priority long_priority = Priority::normal,
+              Priority urgent_priority = Priority::urgent) {
+    PairRun result;
+    result.stats_before = executor_->stats();
+    auto long_done = std::make_shared<std::promise<Outputs>>();
+    auto long_future = long_done->get_future();
+    std::future<Outputs> urgent_future;
+    std::uint64_t long_id = 0;
+    {
+      std::lock_guard lock(mutex_);
+      trigger_ = trigger_after_steps;
+      fired_ = false;
+      urgent_inputs_ = urgent_inputs;
+      urgent_priority_ = urgent_priority;
+      urgent_done_ = std::make_shared<std::promise<Outputs>>();
+      urgent_future = urgent_done_->get_future();
+      long_id = next_request_++;
+      ++arrivals_;
+      RequestOptions ro;
+      ro.priority = long_priority;
+      executor_->submit("long", long_inputs, completion(long_done, "long"), ro);
+    }
+    result.long_outputs = long_future.get();
+    {
+      std::lock_guard lock(mutex_);
+      EXPECT_TRUE(fired_) << "the long request never launched " << trigger_after_steps << " Steps";
+      if (!fired_) return result;
+    }
+    result.urgent_outputs = urgent_future.get();
+    result.stats_after = executor_->stats();
+    {
+      std::lock_guard lock(order_mutex_);
+      result.completion_order = order_;
+      order_.clear();
+    }
+    for (auto& e : executor_->timeline().events())
+      if (e.category == "preempt" && e.args["request"] == std::to_string(long_id)) result.long_preemptions.push_back(e);
+    return result;
+  }
+
+ private:
+  Callback completion(std::shared_ptr<std::promise<Outputs>> done, std::string name) {
+    return [this, done, name](std::exception_ptr error, Outputs outputs) {
+      {
+        std::lock_guard lock(order_mutex_);
+        order_.push_back(name);
+      }
+      if (error)
+        done->set_exception(error);
+      else
+        done->set_value(std::move(outputs));
+    };
+  }
+
+  void submit_urgent_locked() {
+    ++next_request_;
+    ++arrivals_;
+    RequestOptions ro;
+    ro.priority = urgent_priority_;
+    executor_->submit(urgent_name_, urgent_inputs_, completion(urgent_done_, "urgent"), ro);
+  }
+
+  std::string urgent_name_;
+  std::unique_ptr<Executor> executor_;
+  std::mutex mutex_, order_mutex_;
+  std::size_t trigger_ = 0;
+  bool fired_ = false;
+  std::uint64_t arrivals_ = 0, next_request_ = 0;
+  std::vector<Tensor> urgent_inputs_;
+  Priority urgent_priority_ = Priority::urgent;
+  std::shared_ptr<std::promise<Outputs>> urgent_done_;
+  std::vector<std::string> order_;
+};
+
+// Checks a pair whose long request was preempted once, at the boundary after Step `step`: both
+// outputs equal their runs alone bit for bit, the urgent request finished first, and
+// `dumped_bytes` went to host memory (0 without an arena limit); the long request's trace starts
+// with a pause and ends with a resume at that boundary.
+inline void expect_preempted_once(const PairRun& run, const Outputs& long_alone, const Outputs& urgent_alone,
+                                  std::size_t step, std::uint64_t dumped_bytes) {
+  EXPECT_TRUE(same_bits(run.long_outputs, long_alone));
+  EXPECT_TRUE(same_bits(run.urgent_outputs, urgent_alone));
+  EXPECT_EQ(run.completion_order, (std::vector<std::string>{"urgent", "long"}));
+  EXPECT_EQ(run.stats_after.preemptions - run.stats_before.preemptions, 1u);
+  EXPECT_EQ(run.stats_after.bytes_dumped - run.stats_before.bytes_dumped, dumped_bytes);
+  ASSERT_GE(run.long_preemptions.size(), 2u);
+  EXPECT_EQ(run.long_preemptions.front().args.at("action"), "pause");
+  EXPECT_EQ(run.long_preemptions.back().args.at("action"), "resume");
+  for (const auto& e : run.long_preemptions) EXPECT_EQ(e.args.at("step"), std::to_string(step));
+}
+
+// The Steps after which model `info` may pause.
+inline std::vector<std::size_t> cancellation_points(const ModelInfo& info) {
+  std::vector<std::size_t> points;
+  for (std::size_t s = 0; s < info.steps.size(); ++s)
+    if (info.steps[s].cancellation_point) points.push_back(s);
+  return points;
+}
+
+}  // namespace loom::test_support

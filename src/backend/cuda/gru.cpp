@@ -1,13 +1,17 @@
 // GRU (both layouts, linear_before_reset 0 and 1, clip, ONNX activations): per direction, one GEMM
-// gives X·Wᵀ for every time step at once; each step then runs the recurrent products on cuBLAS and
-// the fused cell kernels. With linear_before_reset = 0 the reset gate must be known before the
-// candidate's product (r ⊙ h)·Rhᵀ, so a step is GEMM, reset kernel, GEMM, update kernel; with 1 it
-// is one GEMM over all of R and the update kernel. Gate products are f32 whatever the model dtype.
+// gives X·Wᵀ for every time step at once. Nodes the device loop covers (rnn_device_loop.hpp: no
+// clip, default activations, layout 0) then run every step in one persistent launch; the others
+// run, per step, the recurrent products on cuBLAS and the fused cell kernels. With linear_before_reset = 0 the reset
+// gate must be known before the candidate's product (r ⊙ h)·Rhᵀ, so a step is GEMM, reset kernel, GEMM, update kernel;
+// with 1 it is one GEMM over all of R and the update kernel. Gate products are f32 whatever the model dtype.
+#include <optional>
+
 #include "gru_cell.cuh"
 
 #include "backend/cuda/cublas_gemm.hpp"
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/cuda_op_kernel.hpp"
+#include "backend/cuda/rnn_device_loop.hpp"
 #include "backend/gru_spec.hpp"
 
 namespace loom::backend::cuda {
@@ -15,7 +19,7 @@ namespace {
 
 class GruKernel final : public CudaOpKernel {
  public:
-  explicit GruKernel(const KernelSpec& spec)
+  GruKernel(const KernelSpec& spec, int device)
       : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kGruW, kGruR, kGruB})), gru_(parse_gru_spec(spec)) {
     if (has_input(spec, kGruInitialH) && spec.inputs[kGruInitialH].dtype != dtype_)
       throw_unsupported(spec, "initial_h must have X's dtype");
@@ -29,14 +33,27 @@ class GruKernel final : public CudaOpKernel {
     x_gates_bytes_ = align_bytes(static_cast<std::size_t>(gru_.steps * gru_.batch * gates) * sizeof(float));
     h_gates_bytes_ = align_bytes(static_cast<std::size_t>(gru_.batch * gates) * sizeof(float));
     h_bytes_ = align_bytes(static_cast<std::size_t>(gru_.batch * gru_.hidden) * dtype_size(dtype_));
+
+    device_loop_ = RnnDeviceLoop::plan(gru_, true, gru_.linear_before_reset, dtype_, true, device);
   }
 
-  // x_gates, h_gates, h, then r ⊙ h (same size as h).
-  std::size_t workspace_bytes() const override { return x_gates_bytes_ + h_gates_bytes_ + 2 * h_bytes_; }
+  // Per-step path: x_gates, h_gates, h, then r ⊙ h (same size as h).
+  std::size_t workspace_bytes() const override {
+    if (device_loop_) return device_loop_->workspace_bytes();
+    return x_gates_bytes_ + h_gates_bytes_ + 2 * h_bytes_;
+  }
 
  protected:
   void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
               CudaStream& stream) override {
+    if (device_loop_) {
+      const auto in = [&](std::size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
+      const auto out = [&](std::size_t i) { return i < outputs.size() ? outputs[i] : nullptr; };
+      device_loop_->launch({in(kGruX), in(kGruW), in(kGruR), in(kGruB), in(kGruSequenceLens), in(kGruInitialH), nullptr,
+                            out(kGruY), out(kGruYh), nullptr},
+                           workspace, stream);
+      return;
+    }
     auto* scratch = static_cast<std::byte*>(workspace);
     auto* x_gates = reinterpret_cast<float*>(scratch);
     auto* h_gates = reinterpret_cast<float*>(scratch + x_gates_bytes_);
@@ -133,13 +150,14 @@ class GruKernel final : public CudaOpKernel {
   DType dtype_;
   GruSpec gru_;  // attributes and shapes, checked once
   std::size_t x_gates_bytes_ = 0, h_gates_bytes_ = 0, h_bytes_ = 0;
+  std::optional<RnnDeviceLoop> device_loop_;  // set when the node runs the device loop
 };
 
 }  // namespace
 
-std::unique_ptr<OpKernel> create_gru_kernel(const KernelSpec& spec, CudaBackend&) {
+std::unique_ptr<OpKernel> create_gru_kernel(const KernelSpec& spec, CudaBackend& backend) {
   require_arity(spec, 3, 6, 0, 2);
-  return std::make_unique<GruKernel>(spec);
+  return std::make_unique<GruKernel>(spec, backend.device());
 }
 
 }  // namespace loom::backend::cuda

@@ -1,12 +1,17 @@
 // LSTM (both layouts, peepholes, clip, input_forget, ONNX activations): per direction, one GEMM
-// gives X·Wᵀ for every time step at once; each step then runs h·Rᵀ on cuBLAS and the fused cell
-// kernel, which also writes Y_h and Y_c at the last step. Gate products and
-// the cell state are f32 in the workspace whatever the model dtype, so f16 models only round h.
+// gives X·Wᵀ for every time step at once. Nodes the device loop covers (rnn_device_loop.hpp: no
+// peepholes, clip or input_forget, default activations, layout 0) then run every step in one
+// persistent launch; the others run h·Rᵀ on cuBLAS and the fused cell kernel per step, which also
+// writes Y_h and Y_c at the last step. On both paths gate products and the cell state are f32
+// whatever the model dtype, so f16 models only round h.
+#include <optional>
+
 #include "lstm_cell.cuh"
 
 #include "backend/cuda/cublas_gemm.hpp"
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/cuda_op_kernel.hpp"
+#include "backend/cuda/rnn_device_loop.hpp"
 #include "backend/lstm_spec.hpp"
 
 namespace loom::backend::cuda {
@@ -17,7 +22,7 @@ enum LstmOutput { kY, kYH, kYC };
 
 class LstmKernel final : public CudaOpKernel {
  public:
-  explicit LstmKernel(const KernelSpec& spec)
+  LstmKernel(const KernelSpec& spec, int device)
       : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})), lstm_(parse_lstm_spec(spec)) {
     for (int i : {kInitialH, kInitialC, kPeepholes})
       if (has_input(spec, i) && spec.inputs[i].dtype != dtype_)
@@ -34,13 +39,27 @@ class LstmKernel final : public CudaOpKernel {
     h_gates_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * 4 * lstm_.hidden) * sizeof(float));
     h_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * dtype_size(dtype_));
     c_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * sizeof(float));
+
+    device_loop_ =
+        RnnDeviceLoop::plan(lstm_, false, false, dtype_, !lstm_.has_peepholes && !lstm_.input_forget, device);
   }
 
-  std::size_t workspace_bytes() const override { return x_gates_bytes_ + h_gates_bytes_ + h_bytes_ + c_bytes_; }
+  std::size_t workspace_bytes() const override {
+    if (device_loop_) return device_loop_->workspace_bytes();
+    return x_gates_bytes_ + h_gates_bytes_ + h_bytes_ + c_bytes_;
+  }
 
  protected:
   void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
               CudaStream& stream) override {
+    if (device_loop_) {
+      const auto in = [&](int i) { return i < static_cast<int>(inputs.size()) ? inputs[i] : nullptr; };
+      const auto out = [&](int i) { return i < static_cast<int>(outputs.size()) ? outputs[i] : nullptr; };
+      device_loop_->launch({in(kX), in(kW), in(kR), in(kB), in(kSequenceLens), in(kInitialH), in(kInitialC), out(kY),
+                            out(kYH), out(kYC)},
+                           workspace, stream);
+      return;
+    }
     auto* scratch = static_cast<std::byte*>(workspace);
     auto* x_gates = reinterpret_cast<float*>(scratch);
     auto* h_gates = reinterpret_cast<float*>(scratch + x_gates_bytes_);
@@ -132,13 +151,14 @@ class LstmKernel final : public CudaOpKernel {
   DType dtype_;
   LstmSpec lstm_;  // attributes and shapes, checked once
   std::size_t x_gates_bytes_ = 0, h_gates_bytes_ = 0, h_bytes_ = 0, c_bytes_ = 0;
+  std::optional<RnnDeviceLoop> device_loop_;  // set when the node runs the device loop
 };
 
 }  // namespace
 
-std::unique_ptr<OpKernel> create_lstm_kernel(const KernelSpec& spec, CudaBackend&) {
+std::unique_ptr<OpKernel> create_lstm_kernel(const KernelSpec& spec, CudaBackend& backend) {
   require_arity(spec, 3, 8, 0, 3);
-  return std::make_unique<LstmKernel>(spec);
+  return std::make_unique<LstmKernel>(spec, backend.device());
 }
 
 }  // namespace loom::backend::cuda

@@ -8,48 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "loom/decode.hpp"
-#include "loom/executor.hpp"
-#include "unit/decode_test_support.hpp"
+#include "gpu/decode_gpu_test_support.hpp"
 
 namespace loom::decode_testing {
 namespace {
 
-using decode::DecodeArgs;
-using decode::DecodeMethod;
-using decode::DecodeResult;
-using decode::DecoderId;
-using decode::DecoderOptions;
-using decode::DeviceBuffer;
 using decode::EncoderStackSpec;
 using loom::testing::all_close;
 using loom::testing::random_tensor;
 
-constexpr DecodeMethod kMethods[] = {DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop};
-
-class CudaEncoderDecoder : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the CUDA encoder decoder is not exercised here";
-  }
-};
-
-Tensor rounded(const Tensor& t, DType dtype) { return dtype == DType::f32 ? t : t.to(dtype).to(DType::f32); }
-
-// Every tensor rounded to `dtype` and back, so the CPU's f32 decoder sees the values the device stores.
-EncoderStackSpec rounded(EncoderStackSpec spec, DType dtype) {
-  for (decode::EncoderBlock& block : spec.blocks) {
-    for (Tensor* t : {&block.norm_scale, &block.norm_bias, &block.w1, &block.b1, &block.w2, &block.b2})
-      *t = rounded(*t, dtype);
-  }
-  return spec;
-}
-
-DecoderOptions options(DType dtype) {
-  DecoderOptions o;
-  o.dtype = dtype;
-  return o;
-}
+class CudaEncoderDecoder : public CudaDecoderTest {};
 
 // x (f32 values) uploaded in `dtype`.
 DeviceBuffer upload_as(DecodeEngine& engine, const Tensor& x, DType dtype) { return to_device(engine, x.to(dtype)); }
@@ -100,7 +68,7 @@ void expect_matches_cpu(const Case& c, DType dtype, double tolerance) {
     const int count = steps == 0 ? c.blocks : steps;
     const Outcome want = run_encoder(cpu, cpu_id, x, steps, DType::f32, DecodeMethod::automatic);
     for (const DecodeMethod method : kMethods) {
-      SCOPED_TRACE(std::string(decode::method_name(method)) + " steps " + std::to_string(steps));
+      SCOPED_TRACE(name_of(method) + " steps " + std::to_string(steps));
       const Outcome got = run_encoder(cuda, cuda_id, x, steps, dtype, method);
       EXPECT_EQ(got.result.steps_run, count);
       EXPECT_EQ(got.result.next_step, count);
@@ -129,7 +97,7 @@ TEST_F(CudaEncoderDecoder, InPlaceEqualsOutOfPlace) {
   DecodeEngine cuda("cuda");
   const DecoderId id = cuda.add(spec);
   for (const DecodeMethod method : kMethods) {
-    SCOPED_TRACE(std::string(decode::method_name(method)));
+    SCOPED_TRACE(name_of(method));
     const Outcome apart = run_encoder(cuda, id, x, 0, DType::f32, method);
     DeviceBuffer buffer = to_device(cuda, x);
     DecodeArgs args;
@@ -152,7 +120,7 @@ void expect_pause_resume_identical(DType dtype) {
   DecodeEngine cuda("cuda");
   const DecoderId id = cuda.add(spec, options(dtype));
   for (const DecodeMethod method : kMethods) {
-    SCOPED_TRACE(std::string(decode::method_name(method)));
+    SCOPED_TRACE(name_of(method));
     DeviceBuffer input = upload_as(cuda, x, dtype);
     DeviceBuffer whole = poisoned(cuda, bytes);
     DecodeArgs args;

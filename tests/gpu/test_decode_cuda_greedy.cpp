@@ -11,64 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "loom/decode.hpp"
-#include "loom/executor.hpp"
-#include "unit/decode_test_support.hpp"
+#include "gpu/decode_gpu_test_support.hpp"
 
 namespace loom::decode_testing {
 namespace {
 
-using decode::DecodeArgs;
-using decode::DecodeMethod;
-using decode::DecodeResult;
-using decode::DecoderId;
-using decode::DecoderOptions;
 using decode::GreedySpec;
 using loom::testing::all_close;
-using loom::testing::random_tensor;
 
-constexpr DecodeMethod kMethods[] = {DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop};
-
-std::string name_of(DecodeMethod method) { return std::string(decode::method_name(method)); }
-
-class CudaGreedyDecoder : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the CUDA greedy decoder is not exercised here";
-  }
-};
-
-// Vocabulary of 6, one-hot embeddings, one LSTM layer whose h peaks at the current token, and a
-// projection mapping token u to u + 1 (mod 6): from u the decoder emits u+1, u+2, ... The logit
-// margins are wide, so f16 storage gives the same tokens.
-GreedySpec counting_model(std::int32_t end_token) {
-  constexpr std::int64_t V = 6;
-  GreedySpec spec;
-  spec.cells.type = CellType::lstm;
-  spec.cells.input_size = V;
-  spec.cells.hidden_size = V;
-  Tensor embedding(DType::f32, Shape{V, V});
-  for (std::int64_t v = 0; v < V; ++v) embedding.values<float>()[v * V + v] = 1.0f;
-  CellLayer layer;
-  layer.w = Tensor(DType::f32, Shape{4 * V, V});
-  layer.r = Tensor(DType::f32, Shape{4 * V, V});
-  layer.b = Tensor(DType::f32, Shape{8 * V});
-  auto w = layer.w.values<float>();
-  auto b = layer.b.values<float>();
-  for (std::int64_t j = 0; j < V; ++j) {
-    w[(3 * V + j) * V + j] = 3.0f;  // candidate tanh(3) at the token
-    b[j] = 10.0f;                   // input gate open
-    b[V + j] = 10.0f;               // output gate open
-    b[2 * V + j] = -10.0f;          // forget gate shut
-  }
-  spec.cells.layers.push_back(layer);
-  Tensor projection(DType::f32, Shape{V, V});
-  for (std::int64_t u = 0; u < V; ++u) projection.values<float>()[((u + 1) % V) * V + u] = 1.0f;
-  spec.embedding = embedding;
-  spec.projection = projection;
-  spec.end_token = end_token;
-  return spec;
-}
+class CudaGreedyDecoder : public CudaDecoderTest {};
 
 struct GreedyOutcome {
   DecodeResult result;
@@ -101,20 +52,6 @@ GreedyOutcome run_greedy(DecodeEngine& engine, DecoderId id, const std::vector<s
   run.final_h = from_device<float>(engine, final_h, static_cast<std::size_t>(state_values));
   if (lstm) run.final_c = from_device<float>(engine, final_c, static_cast<std::size_t>(state_values));
   return run;
-}
-
-std::vector<std::int32_t> token_grid(const std::vector<std::vector<std::int32_t>>& rows, int steps) {
-  const int batch = static_cast<int>(rows.size());
-  std::vector<std::int32_t> grid(static_cast<std::size_t>(steps * batch), -1);
-  for (int b = 0; b < batch; ++b)
-    for (std::size_t t = 0; t < rows[b].size(); ++t) grid[t * batch + b] = rows[b][t];
-  return grid;
-}
-
-DecoderOptions options(DType dtype) {
-  DecoderOptions o;
-  o.dtype = dtype;
-  return o;
 }
 
 TEST_F(CudaGreedyDecoder, CountingModelEndsEachRowOnItsOwnStep) {
@@ -165,17 +102,6 @@ TEST_F(CudaGreedyDecoder, MaximumLengthAndNoValidRow) {
     EXPECT_EQ(none.lengths, (std::vector<std::int32_t>{0, 0}));
     EXPECT_EQ(none.tokens, std::vector<std::int32_t>(8, -1));
   }
-}
-
-GreedySpec random_greedy(CellType type, bool lbr, int layers, std::int64_t vocab, std::int64_t input,
-                         std::int64_t hidden, std::uint32_t seed, float scale) {
-  GreedySpec spec;
-  spec.cells = random_cells(type, input, hidden, layers, seed, lbr, true, scale);
-  spec.embedding = random_tensor(Shape{vocab, input}, seed + 50, -1.0f, 1.0f);
-  spec.projection = random_tensor(Shape{vocab, hidden}, seed + 51, -1.0f, 1.0f);
-  spec.projection_bias = random_tensor(Shape{vocab}, seed + 52, -0.3f, 0.3f);
-  spec.end_token = -1;
-  return spec;
 }
 
 // The token of an endless reference run that splits the rows into the most different lengths

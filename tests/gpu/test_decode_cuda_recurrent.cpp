@@ -12,29 +12,14 @@
 #include <thread>
 #include <vector>
 
-#include "loom/decode.hpp"
-#include "loom/executor.hpp"
-#include "unit/decode_test_support.hpp"
+#include "gpu/decode_gpu_test_support.hpp"
 
 namespace loom::decode_testing {
 namespace {
 
-using decode::DecodeArgs;
-using decode::DecodeMethod;
-using decode::DecodeResult;
-using decode::DecoderId;
-using decode::DecoderOptions;
-using decode::DeviceBuffer;
 using decode::RecurrentSpec;
 
-constexpr DecodeMethod kMethods[] = {DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop};
-
-class CudaRecurrentDecoder : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the CUDA recurrent decoder is not exercised here";
-  }
-};
+class CudaRecurrentDecoder : public CudaDecoderTest {};
 
 enum class Rows { full, lengths, mask };
 
@@ -60,19 +45,6 @@ struct Case {
     return s.str();
   }
 };
-
-// Every float tensor of the cells rounded to f16 and back: the CPU's f32 reference then sees
-// exactly the values the f16 decoder stores.
-CellStack rounded(CellStack cells, DType dtype) {
-  if (dtype == DType::f32) return cells;
-  for (CellLayer& layer : cells.layers) {
-    layer.w = layer.w.to(dtype).to(DType::f32);
-    layer.r = layer.r.to(dtype).to(DType::f32);
-    if (layer.b.bytes()) layer.b = layer.b.to(dtype).to(DType::f32);
-  }
-  return cells;
-}
-Tensor rounded(const Tensor& t, DType dtype) { return dtype == DType::f32 ? t : t.to(dtype).to(DType::f32); }
 
 // Lengths with a 0, the full length and values between.
 std::vector<std::int32_t> row_lengths(const Case& c) {
@@ -186,10 +158,9 @@ Outcome run_once(DecodeEngine& engine, DecoderId id, const Case& c, const Inputs
 }
 
 DecoderId add(DecodeEngine& engine, const CellStack& cells, DType dtype, const std::string& name) {
-  DecoderOptions options;
-  options.name = name;
-  options.dtype = dtype;
-  return engine.add(RecurrentSpec{cells}, options);
+  DecoderOptions named = options(dtype);
+  named.name = name;
+  return engine.add(RecurrentSpec{cells}, named);
 }
 
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, double abs, double rel,
@@ -226,7 +197,7 @@ void expect_matches_cpu(const Case& c, DType dtype, double abs, double rel) {
   DecodeEngine cuda("cuda");
   const DecoderId id = add(cuda, cells, dtype, "under_test");
   for (DecodeMethod method : kMethods) {
-    SCOPED_TRACE(std::string(decode::method_name(method)));
+    SCOPED_TRACE(name_of(method));
     const Outcome got = run_once(cuda, id, c, in, dtype, method);
     EXPECT_EQ(got.result.steps_run, want.result.steps_run);
     EXPECT_EQ(got.result.next_step, want.result.steps_run);
@@ -355,7 +326,7 @@ TEST_F(CudaRecurrentDecoder, EveryRowOfLengthZeroRunsNoStep) {
   DecodeEngine cuda("cuda");
   const DecoderId id = add(cuda, cells, DType::f32, "empty_rows");
   for (DecodeMethod method : kMethods) {
-    SCOPED_TRACE(std::string(decode::method_name(method)));
+    SCOPED_TRACE(name_of(method));
     const Outcome got = run_once(cuda, id, c, in, DType::f32, method);
     EXPECT_EQ(got.result.steps_run, 0);
     EXPECT_FALSE(got.result.paused);
@@ -390,7 +361,7 @@ void expect_pause_resume_identical(const Case& c, DType dtype, bool flag_while_r
   const DecoderId id = add(cuda, cells, dtype, "pausable");
   const bool lstm = c.type == CellType::lstm;
   for (DecodeMethod method : kMethods) {
-    SCOPED_TRACE(std::string(decode::method_name(method)));
+    SCOPED_TRACE(name_of(method));
     const Outcome whole = run_once(cuda, id, c, in, dtype, method);
     ASSERT_FALSE(whole.result.paused);
 

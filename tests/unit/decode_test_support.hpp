@@ -211,9 +211,18 @@ inline decode::EncoderStackSpec random_encoder(std::int64_t width, std::int64_t 
   return spec;
 }
 
+// The expected [steps, batch] tokens from per-row sequences, -1 after each.
+inline std::vector<std::int32_t> token_grid(const std::vector<std::vector<std::int32_t>>& rows, int steps) {
+  const int batch = static_cast<int>(rows.size());
+  std::vector<std::int32_t> grid(static_cast<std::size_t>(steps * batch), -1);
+  for (int b = 0; b < batch; ++b)
+    for (std::size_t t = 0; t < rows[b].size(); ++t) grid[t * batch + b] = rows[b][t];
+  return grid;
+}
+
 // Vocabulary of 6, one-hot embeddings, one LSTM layer whose h peaks at the current token, and a
 // projection that maps token u to u + 1 (mod 6): from token u the decoder emits u+1, u+2, ...
-// until the end token.
+// until the end token. The logit margins are wide, so f16 storage gives the same tokens.
 inline decode::GreedySpec counting_model(std::int32_t end_token) {
   constexpr std::int64_t V = 6;
   decode::GreedySpec spec;

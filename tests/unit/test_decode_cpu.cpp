@@ -247,14 +247,6 @@ GreedyRun run_greedy(decode::DecodeEngine& engine, decode::DecoderId id, const s
   return run;
 }
 
-// The expected [steps, batch] tokens from per-row sequences, -1 after each.
-std::vector<std::int32_t> token_grid(const std::vector<std::vector<std::int32_t>>& rows, int steps) {
-  const int batch = static_cast<int>(rows.size());
-  std::vector<std::int32_t> grid(static_cast<std::size_t>(steps * batch), -1);
-  for (int b = 0; b < batch; ++b)
-    for (std::size_t t = 0; t < rows[b].size(); ++t) grid[t * batch + b] = rows[b][t];
-  return grid;
-}
 
 TEST(DecodeCpu, GreedyCountingModelStopsEachRowOnTheEndToken) {
   decode::DecodeEngine engine("cpu");

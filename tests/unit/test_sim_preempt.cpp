@@ -17,6 +17,7 @@
 using namespace loom;
 using namespace loom::sim;
 using fixtures::expect_schedule;
+using fixtures::Expected;
 
 namespace {
 
@@ -49,6 +50,24 @@ SimOptions every_boundary() {
   return o;
 }
 
+// "long" (request 0) running Steps first..last back to back from `start`, nothing else in its way:
+// Step k is decided and loads at t = start + 2 (k - first), loads [t, t+2], computes [t+2, t+3].
+std::vector<Expected> long_steps(std::size_t first, std::size_t last, double start) {
+  std::vector<Expected> rows;
+  for (std::size_t k = first; k <= last; ++k) {
+    const double t = start + 2.0 * static_cast<double>(k - first);
+    rows.push_back({0, k, t, t, t + 2, t + 2, t + 3});
+  }
+  return rows;
+}
+
+// The parts one after another.
+std::vector<Expected> joined(std::initializer_list<std::vector<Expected>> parts) {
+  std::vector<Expected> rows;
+  for (const std::vector<Expected>& part : parts) rows.insert(rows.end(), part.begin(), part.end());
+  return rows;
+}
+
 }  // namespace
 
 // Short (urgent) arrives at 1, in the middle of L0's load; the next point is after L1.
@@ -61,13 +80,7 @@ SimOptions every_boundary() {
 TEST(SimPreempt, PauseLandsAtTheNextCancellationPointNotBefore) {
   FifoPolicy fifo;
   const SimResult r = simulate(long_and_short(1), fifo, every_other_boundary());
-  expect_schedule(r, {{0, 0, 0, 0, 2, 2, 3},
-                      {0, 1, 2, 2, 4, 4, 5},
-                      {1, 0, 4, 4, 5, 5, 6},
-                      {0, 2, 5, 5, 7, 7, 8},
-                      {0, 3, 7, 7, 9, 9, 10},
-                      {0, 4, 9, 9, 11, 11, 12},
-                      {0, 5, 11, 11, 13, 13, 14}});
+  expect_schedule(r, joined({long_steps(0, 1, 0), {{1, 0, 4, 4, 5, 5, 6}}, long_steps(2, 5, 5)}));
   ASSERT_EQ(r.preemptions.size(), 1u);
   const Preemption& p = r.preemptions[0];
   EXPECT_EQ(p.request, 0u);
@@ -87,13 +100,7 @@ TEST(SimPreempt, PauseLandsAtTheNextCancellationPointNotBefore) {
 TEST(SimPreempt, EveryBoundaryAPointPausesAfterTheCurrentStep) {
   FifoPolicy fifo;
   const SimResult r = simulate(long_and_short(1), fifo, every_boundary());
-  expect_schedule(r, {{0, 0, 0, 0, 2, 2, 3},
-                      {1, 0, 2, 2, 3, 3, 4},
-                      {0, 1, 3, 3, 5, 5, 6},
-                      {0, 2, 5, 5, 7, 7, 8},
-                      {0, 3, 7, 7, 9, 9, 10},
-                      {0, 4, 9, 9, 11, 11, 12},
-                      {0, 5, 11, 11, 13, 13, 14}});
+  expect_schedule(r, joined({long_steps(0, 0, 0), {{1, 0, 2, 2, 3, 3, 4}}, long_steps(1, 5, 3)}));
   ASSERT_EQ(r.preemptions.size(), 1u);
   EXPECT_EQ(r.preemptions[0].after_step, 0u);
   EXPECT_DOUBLE_EQ(r.preemptions[0].paused_at_us, 3);
@@ -122,13 +129,7 @@ TEST(SimPreempt, PreemptionOffNeverPauses) {
   EXPECT_TRUE(r.preemptions.empty());
   ASSERT_EQ(r.schedule.size(), 7u);
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(r.schedule[i].request, 0u) << i;
-  expect_schedule(r, {{0, 0, 0, 0, 2, 2, 3},
-                      {0, 1, 2, 2, 4, 4, 5},
-                      {0, 2, 4, 4, 6, 6, 7},
-                      {0, 3, 6, 6, 8, 8, 9},
-                      {0, 4, 8, 8, 10, 10, 11},
-                      {0, 5, 10, 10, 12, 12, 13},
-                      {1, 0, 12, 12, 13, 13, 14}});
+  expect_schedule(r, joined({long_steps(0, 5, 0), {{1, 0, 12, 12, 13, 13, 14}}}));
   EXPECT_DOUBLE_EQ(r.requests[1].latency_us, 13);
 }
 
@@ -163,13 +164,8 @@ TEST(SimPreempt, ShortMemoryDumpsAndRestoresTheLiveBytesAtThePoint) {
   o.device_memory_bytes = 800;
   o.host_link_bytes_per_us = 100;
   const SimResult r = simulate(long_and_short(3), fifo, o);
-  expect_schedule(r, {{0, 0, 0, 0, 2, 2, 3},
-                      {0, 1, 2, 2, 4, 4, 5},
-                      {1, 0, 4, 8, 9, 9, 10},
-                      {0, 2, 10, 13, 15, 15, 16},
-                      {0, 3, 15, 15, 17, 17, 18},
-                      {0, 4, 17, 17, 19, 19, 20},
-                      {0, 5, 19, 19, 21, 21, 22}});
+  expect_schedule(
+      r, joined({long_steps(0, 1, 0), {{1, 0, 4, 8, 9, 9, 10}, {0, 2, 10, 13, 15, 15, 16}}, long_steps(3, 5, 15)}));
   ASSERT_EQ(r.preemptions.size(), 1u);
   const Preemption& p = r.preemptions[0];
   EXPECT_EQ(p.after_step, 1u);

@@ -17,69 +17,42 @@ namespace loom::decode::detail {
 namespace {
 
 namespace kd = loom::kernels::decode;
+using cuda_loop::ceil_div;
 using cuda_loop::DeviceMemory;
 using cuda_loop::HostImage;
+using cuda_loop::kWarps;
 using cuda_loop::ScratchCarver;
+using cuda_loop::StepPlan;
 
-constexpr int kWarps = cuda_loop::kThreads / 32;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-class CudaEncoderDecoder final : public DeviceDecoder {
+class CudaEncoderDecoder final : public cuda_loop::LoopDecoder<kd::EncoderRun, kd::EncoderKernelArgs> {
  public:
   CudaEncoderDecoder(const Program& program, backend::Backend& backend);
 
-  std::vector<DecodeMethod> methods() const override {
-    return {DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop};
-  }
-  DecodeMethod default_method() const override { return DecodeMethod::persistent; }
   std::uint64_t weight_bytes() const override { return weight_bytes_; }
   // A step is one block; every block has the same sizes.
   std::uint64_t recurrent_weight_bytes() const override { return block_bytes_; }
   bool weights_on_chip() const override { return false; }
-  std::size_t scratch_bytes(int batch, int) const override {
-    ScratchCarver measure(nullptr);
-    carve(measure, batch);
-    return measure.used();
-  }
-  void launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t* pause_flag, void* scratch,
-              RunStatus* status, backend::Stream& stream) override;
 
  private:
-  kd::EncoderRun carve(ScratchCarver& carver, int batch) const;
-  void launch_graph(const kd::EncoderRun& run, cudaStream_t stream);
-  void launch_host_loop(const kd::EncoderRun& run, cudaStream_t stream);
+  kd::EncoderRun carve(ScratchCarver& carver, int batch) const override;
+  void describe_run(kd::EncoderRun& run, const DecodeArgs& args, const volatile std::int32_t* pause_flag,
+                    RunStatus* status) const override;
+  const void* persistent_kernel() const override { return kernel(kd::EncoderKernel::persistent); }
+  StepPlan<kd::EncoderKernelArgs> step_plan(const kd::EncoderKernelArgs& args) const override;
   const void* kernel(kd::EncoderKernel which) const { return kd::encoder_kernel(which, dtype_); }
 
-  std::string name_;
-  backend::Backend& backend_;
-  int device_;
-  DType dtype_;
   int width_, ff_, blocks_;
   DeviceMemory weights_;
   DeviceMemory block_table_;  // kd::EncoderBlockWeights[blocks]
   std::uint64_t weight_bytes_ = 0, block_bytes_ = 0;
-  kd::EncoderModel model_;
-  unsigned persistent_grid_ = 1;
   unsigned fill_grid_ = 1, norm_grid_ = 1, expand_grid_ = 1, contract_grid_ = 1;
-
-  std::unique_ptr<cuda_loop::LoopGraph> graph_;
-  DeviceMemory graph_run_;
-  std::unique_ptr<cuda_loop::StagedCopy> staging_;
-  std::unique_ptr<cuda_loop::PinnedFlag> keep_going_;
 };
 
 CudaEncoderDecoder::CudaEncoderDecoder(const Program& program, backend::Backend& backend)
-    : name_(program.name),
-      backend_(backend),
-      device_(cuda_loop::cuda_device_of(backend)),
-      dtype_(program.dtype),
+    : LoopDecoder(program, backend, "encoder"),
       width_(static_cast<int>(program.encoder.width)),
       ff_(static_cast<int>(program.ff)),
       blocks_(static_cast<int>(program.encoder.blocks.size())) {
-  if (dtype_ != DType::f32 && dtype_ != DType::f16)
-    throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': dtype " + std::string(dtype_name(dtype_)) +
-                                            " (the CUDA encoder decoder runs f32 and f16)");
   if (width_ < 1 || ff_ < 1 || blocks_ < 1)
     throw Error(ErrorCode::invalid_argument, "decoder '" + name_ + "': empty width, ff or block list");
   backend::cuda::DeviceGuard guard(device_);
@@ -107,11 +80,15 @@ CudaEncoderDecoder::CudaEncoderDecoder(const Program& program, backend::Backend&
   table_image.add_bytes(table.data(), table.size() * sizeof(kd::EncoderBlockWeights));
   block_table_ = table_image.upload(backend_, device_);
 
-  model_.width = width_;
-  model_.ff = ff_;
-  model_.blocks = blocks_;
-  model_.epsilon = program.encoder.epsilon;
-  model_.block = static_cast<const kd::EncoderBlockWeights*>(block_table_.get());
+  // The persistent and the step kernels share one model.
+  kd::EncoderModel model;
+  model.width = width_;
+  model.ff = ff_;
+  model.blocks = blocks_;
+  model.epsilon = program.encoder.epsilon;
+  model.block = static_cast<const kd::EncoderBlockWeights*>(block_table_.get());
+  persistent_model_ = model;
+  step_model_ = model;
 
   // Phases give one warp per row (batch rows, W1 rows, W2 rows). The persistent grid covers the
   // widest phase, capped at two blocks per SM (fewer blocks make cheaper barriers; warps loop over
@@ -135,17 +112,11 @@ kd::EncoderRun CudaEncoderDecoder::carve(ScratchCarver& carver, int batch) const
   kd::EncoderRun run;
   run.normalized = carver.take<float>(static_cast<std::int64_t>(batch) * width_);
   run.hidden = carver.take<float>(static_cast<std::int64_t>(batch) * ff_);
-  run.loop = carver.take<std::int32_t>(4);
-  run.barrier = carver.take<unsigned>(1);
   return run;
 }
 
-void CudaEncoderDecoder::launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t* pause_flag,
-                                void* scratch, RunStatus* status, backend::Stream& stream) {
-  backend::cuda::DeviceGuard guard(device_);
-  auto cuda_stream = static_cast<cudaStream_t>(stream.native_handle());
-  ScratchCarver carver(scratch);
-  kd::EncoderRun run = carve(carver, args.batch);
+void CudaEncoderDecoder::describe_run(kd::EncoderRun& run, const DecodeArgs& args,
+                                      const volatile std::int32_t* pause_flag, RunStatus* status) const {
   run.batch = args.batch;
   run.start = args.start_step;
   run.count = args.steps == 0 ? blocks_ : std::min(args.steps, blocks_);
@@ -153,71 +124,17 @@ void CudaEncoderDecoder::launch(const DecodeArgs& args, DecodeMethod method, con
   run.output = args.output;
   run.pause = pause_flag;
   run.status = &status->steps_run;
-
-  switch (method) {
-    case DecodeMethod::persistent: {
-      LOOM_CUDA_CHECK(cudaMemsetAsync(run.barrier, 0, sizeof(unsigned), cuda_stream));
-      kd::EncoderKernelArgs kernel_args;
-      kernel_args.model = model_;
-      kernel_args.run = run;
-      cuda_loop::launch_all_resident(kernel(kd::EncoderKernel::persistent), persistent_grid_, 0, &kernel_args,
-                                     cuda_stream);
-      return;
-    }
-    case DecodeMethod::graph:
-      launch_graph(run, cuda_stream);
-      return;
-    case DecodeMethod::host_loop:
-      launch_host_loop(run, cuda_stream);
-      return;
-    case DecodeMethod::automatic:
-      break;
-  }
-  throw Error(ErrorCode::internal, "decoder '" + name_ + "': launch without a resolved method");
 }
 
-void CudaEncoderDecoder::launch_graph(const kd::EncoderRun& run, cudaStream_t stream) {
-  if (!graph_) {
-    DeviceMemory run_memory(backend_, sizeof(kd::EncoderRun));
-    auto staging = std::make_unique<cuda_loop::StagedCopy>(sizeof(kd::EncoderRun));
-    auto graph = std::make_unique<cuda_loop::LoopGraph>();
-    kd::EncoderKernelArgs args;
-    args.model = model_;
-    args.run_on_device = static_cast<const kd::EncoderRun*>(run_memory.get());
-    args.condition = graph->condition();
-    args.set_condition = true;
-    graph->add_init(kernel(kd::EncoderKernel::init), fill_grid_, &args);
-    graph->add_body(kernel(kd::EncoderKernel::norm), norm_grid_, &args);
-    graph->add_body(kernel(kd::EncoderKernel::expand), expand_grid_, &args);
-    graph->add_body(kernel(kd::EncoderKernel::contract), contract_grid_, &args);
-    graph->add_body(kernel(kd::EncoderKernel::advance), 1, &args);
-    graph->instantiate();
-    graph_run_ = std::move(run_memory);
-    staging_ = std::move(staging);
-    graph_ = std::move(graph);
-  }
-  staging_->copy(&run, graph_run_.get(), stream);
-  graph_->launch(stream);
-}
-
-void CudaEncoderDecoder::launch_host_loop(const kd::EncoderRun& run, cudaStream_t stream) {
-  if (!keep_going_) keep_going_ = std::make_unique<cuda_loop::PinnedFlag>();
-  kd::EncoderKernelArgs args;
-  args.model = model_;
-  args.run = run;
-  const auto keep_going = [&] {
-    LOOM_CUDA_CHECK(
-        cudaMemcpyAsync(keep_going_->get(), run.loop + 1, sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
-    LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return *keep_going_->get() != 0;
-  };
-  cuda_loop::launch(kernel(kd::EncoderKernel::init), fill_grid_, 0, &args, stream);
-  while (keep_going()) {
-    cuda_loop::launch(kernel(kd::EncoderKernel::norm), norm_grid_, 0, &args, stream);
-    cuda_loop::launch(kernel(kd::EncoderKernel::expand), expand_grid_, 0, &args, stream);
-    cuda_loop::launch(kernel(kd::EncoderKernel::contract), contract_grid_, 0, &args, stream);
-    cuda_loop::launch(kernel(kd::EncoderKernel::advance), 1, 0, &args, stream);
-  }
+// A step is one block: layernorm, W1, W2, then the advance (which checks the pause flag).
+StepPlan<kd::EncoderKernelArgs> CudaEncoderDecoder::step_plan(const kd::EncoderKernelArgs& args) const {
+  StepPlan<kd::EncoderKernelArgs> plan;
+  plan.init = {kernel(kd::EncoderKernel::init), fill_grid_, args};
+  plan.body = {{kernel(kd::EncoderKernel::norm), norm_grid_, args},
+               {kernel(kd::EncoderKernel::expand), expand_grid_, args},
+               {kernel(kd::EncoderKernel::contract), contract_grid_, args},
+               {kernel(kd::EncoderKernel::advance), 1, args}};
+  return plan;
 }
 
 }  // namespace

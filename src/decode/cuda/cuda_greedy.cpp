@@ -15,48 +15,34 @@ namespace loom::decode::detail {
 namespace {
 
 namespace kd = loom::kernels::decode;
+using cuda_loop::ceil_div;
 using cuda_loop::DeviceMemory;
 using cuda_loop::HostImage;
+using cuda_loop::kWarps;
 using cuda_loop::ScratchCarver;
+using cuda_loop::StepLaunch;
+using cuda_loop::StepPlan;
 
 constexpr int kMaxRows = 64;  // the kernels' per-block row tables (kernels/decode_rows.cuh)
-constexpr int kWarps = cuda_loop::kThreads / 32;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-class CudaGreedyDecoder final : public DeviceDecoder {
+class CudaGreedyDecoder final : public cuda_loop::LoopDecoder<kd::GreedyRun, kd::GreedyKernelArgs> {
  public:
   CudaGreedyDecoder(const Program& program, backend::Backend& backend);
 
-  std::vector<DecodeMethod> methods() const override {
-    return {DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop};
-  }
-  DecodeMethod default_method() const override { return DecodeMethod::persistent; }
   std::uint64_t weight_bytes() const override { return weight_bytes_; }
   std::uint64_t recurrent_weight_bytes() const override { return recurrent_weight_bytes_; }
   bool weights_on_chip() const override { return weights_on_chip_; }
-  std::size_t scratch_bytes(int batch, int) const override {
-    ScratchCarver measure(nullptr);
-    carve(measure, batch);
-    return measure.used();
-  }
-  void launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t* pause_flag, void* scratch,
-              RunStatus* status, backend::Stream& stream) override;
 
  private:
   void upload(const Program& program);
   void plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts);
-  kd::GreedyRun carve(ScratchCarver& carver, int batch) const;
-  // (layer, part) of every cell kernel of one step, in order.
-  std::vector<std::pair<int, int>> cell_launches() const;
-  void launch_graph(const kd::GreedyRun& run, cudaStream_t stream);
-  void launch_host_loop(const kd::GreedyRun& run, cudaStream_t stream);
+  kd::GreedyRun carve(ScratchCarver& carver, int batch) const override;
+  void describe_run(kd::GreedyRun& run, const DecodeArgs& args, const volatile std::int32_t* pause_flag,
+                    RunStatus* status) const override;
+  const void* persistent_kernel() const override { return kernel(kd::GreedyKernel::persistent); }
+  StepPlan<kd::GreedyKernelArgs> step_plan(const kd::GreedyKernelArgs& args) const override;
   const void* kernel(kd::GreedyKernel which) const { return kd::greedy_kernel(which, dtype_); }
 
-  std::string name_;
-  backend::Backend& backend_;
-  int device_;
-  DType dtype_;
   int layers_, hidden_, gates_;
   bool gru_, split_gru_;
   std::int64_t vocab_;
@@ -65,33 +51,18 @@ class CudaGreedyDecoder final : public DeviceDecoder {
   std::uint64_t weight_bytes_ = 0, recurrent_weight_bytes_ = 0;
   bool weights_on_chip_ = false;
 
-  kd::GreedyModel persistent_model_, step_model_;
-  unsigned persistent_grid_ = 1;
-  std::size_t persistent_shared_ = 0;
   unsigned cell_grid_ = 1, projection_grid_ = 1, fill_grid_ = 1;
   int max_partials_ = 1;
-
-  // Built on the first graph run: the graph reads each run's GreedyRun from graph_run_.
-  std::unique_ptr<cuda_loop::LoopGraph> graph_;
-  DeviceMemory graph_run_;
-  std::unique_ptr<cuda_loop::StagedCopy> staging_;
-  std::unique_ptr<cuda_loop::PinnedFlag> keep_going_;  // host loop
 };
 
 CudaGreedyDecoder::CudaGreedyDecoder(const Program& program, backend::Backend& backend)
-    : name_(program.name),
-      backend_(backend),
-      device_(cuda_loop::cuda_device_of(backend)),
-      dtype_(program.dtype),
+    : LoopDecoder(program, backend, "greedy"),
       layers_(static_cast<int>(program.cells.layers.size())),
       hidden_(static_cast<int>(program.cells.hidden_size)),
       gates_(static_cast<int>(program.gates())),
       gru_(program.cells.type == CellType::gru),
       split_gru_(gru_ && !program.cells.linear_before_reset),
       vocab_(program.vocab) {
-  if (dtype_ != DType::f32 && dtype_ != DType::f16)
-    throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': dtype " + std::string(dtype_name(dtype_)) +
-                                            " (the CUDA greedy decoder runs f32 and f16)");
   if (program.max_batch < 1 || program.max_batch > kMaxRows)
     throw Error(ErrorCode::invalid_argument,
                 "decoder '" + name_ + "': max_batch " + std::to_string(program.max_batch) + " outside [1, 64]");
@@ -231,26 +202,11 @@ kd::GreedyRun CudaGreedyDecoder::carve(ScratchCarver& carver, int batch) const {
   run.alive = carver.take<std::int32_t>(batch);
   run.partial_logit = carver.take<float>(static_cast<std::int64_t>(max_partials_) * batch);
   run.partial_token = carver.take<std::int32_t>(static_cast<std::int64_t>(max_partials_) * batch);
-  run.loop = carver.take<std::int32_t>(4);
-  run.barrier = carver.take<unsigned>(1);
   return run;
 }
 
-std::vector<std::pair<int, int>> CudaGreedyDecoder::cell_launches() const {
-  std::vector<std::pair<int, int>> launches;
-  for (int l = 0; l < layers_; ++l) {
-    launches.emplace_back(l, 0);
-    if (split_gru_) launches.emplace_back(l, 1);
-  }
-  return launches;
-}
-
-void CudaGreedyDecoder::launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t*, void* scratch,
-                               RunStatus* status, backend::Stream& stream) {
-  backend::cuda::DeviceGuard guard(device_);
-  auto cuda_stream = static_cast<cudaStream_t>(stream.native_handle());
-  ScratchCarver carver(scratch);
-  kd::GreedyRun run = carve(carver, args.batch);
+void CudaGreedyDecoder::describe_run(kd::GreedyRun& run, const DecodeArgs& args, const volatile std::int32_t*,
+                                     RunStatus* status) const {
   run.batch = args.batch;
   run.steps = args.steps;
   run.first_tokens = static_cast<const std::int32_t*>(args.input);
@@ -261,81 +217,25 @@ void CudaGreedyDecoder::launch(const DecodeArgs& args, DecodeMethod method, cons
   run.final_h = args.final_h;
   run.final_c = gru_ ? nullptr : args.final_c;
   run.status = &status->steps_run;
-
-  switch (method) {
-    case DecodeMethod::persistent: {
-      LOOM_CUDA_CHECK(cudaMemsetAsync(run.barrier, 0, sizeof(unsigned), cuda_stream));
-      kd::GreedyKernelArgs kernel_args;
-      kernel_args.model = persistent_model_;
-      kernel_args.run = run;
-      cuda_loop::launch_all_resident(kernel(kd::GreedyKernel::persistent), persistent_grid_, persistent_shared_,
-                                     &kernel_args, cuda_stream);
-      return;
-    }
-    case DecodeMethod::graph:
-      launch_graph(run, cuda_stream);
-      return;
-    case DecodeMethod::host_loop:
-      launch_host_loop(run, cuda_stream);
-      return;
-    case DecodeMethod::automatic:
-      break;
-  }
-  throw Error(ErrorCode::internal, "decoder '" + name_ + "': launch without a resolved method");
 }
 
-void CudaGreedyDecoder::launch_graph(const kd::GreedyRun& run, cudaStream_t stream) {
-  if (!graph_) {
-    DeviceMemory run_memory(backend_, sizeof(kd::GreedyRun));
-    auto staging = std::make_unique<cuda_loop::StagedCopy>(sizeof(kd::GreedyRun));
-    auto graph = std::make_unique<cuda_loop::LoopGraph>();
-    kd::GreedyKernelArgs args;
-    args.model = step_model_;
-    args.run_on_device = static_cast<const kd::GreedyRun*>(run_memory.get());
-    args.condition = graph->condition();
-    args.set_condition = true;
-    graph->add_init(kernel(kd::GreedyKernel::init), fill_grid_, &args);
-    for (const auto& [layer, part] : cell_launches()) {
-      kd::GreedyKernelArgs cell = args;
-      cell.layer = layer;
-      cell.part = part;
-      graph->add_body(kernel(kd::GreedyKernel::cell), cell_grid_, &cell);
+// A step: every layer's cell kernel (two parts for a GRU without linear_before_reset), the
+// projection, then the advance; finish writes the final state after the loop.
+StepPlan<kd::GreedyKernelArgs> CudaGreedyDecoder::step_plan(const kd::GreedyKernelArgs& args) const {
+  StepPlan<kd::GreedyKernelArgs> plan;
+  plan.init = {kernel(kd::GreedyKernel::init), fill_grid_, args};
+  for (int l = 0; l < layers_; ++l) {
+    for (int part = 0; part < (split_gru_ ? 2 : 1); ++part) {
+      StepLaunch<kd::GreedyKernelArgs> cell{kernel(kd::GreedyKernel::cell), cell_grid_, args};
+      cell.args.layer = l;
+      cell.args.part = part;
+      plan.body.push_back(cell);
     }
-    graph->add_body(kernel(kd::GreedyKernel::projection), projection_grid_, &args);
-    graph->add_body(kernel(kd::GreedyKernel::advance), 1, &args);
-    graph->add_tail(kernel(kd::GreedyKernel::finish), fill_grid_, &args);
-    graph->instantiate();
-    graph_run_ = std::move(run_memory);
-    staging_ = std::move(staging);
-    graph_ = std::move(graph);
   }
-  staging_->copy(&run, graph_run_.get(), stream);
-  graph_->launch(stream);
-}
-
-void CudaGreedyDecoder::launch_host_loop(const kd::GreedyRun& run, cudaStream_t stream) {
-  if (!keep_going_) keep_going_ = std::make_unique<cuda_loop::PinnedFlag>();
-  kd::GreedyKernelArgs args;
-  args.model = step_model_;
-  args.run = run;
-  const auto keep_going = [&] {
-    LOOM_CUDA_CHECK(
-        cudaMemcpyAsync(keep_going_->get(), run.loop + 1, sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
-    LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return *keep_going_->get() != 0;
-  };
-  cuda_loop::launch(kernel(kd::GreedyKernel::init), fill_grid_, 0, &args, stream);
-  const auto cells = cell_launches();
-  while (keep_going()) {
-    for (const auto& [layer, part] : cells) {
-      args.layer = layer;
-      args.part = part;
-      cuda_loop::launch(kernel(kd::GreedyKernel::cell), cell_grid_, 0, &args, stream);
-    }
-    cuda_loop::launch(kernel(kd::GreedyKernel::projection), projection_grid_, 0, &args, stream);
-    cuda_loop::launch(kernel(kd::GreedyKernel::advance), 1, 0, &args, stream);
-  }
-  cuda_loop::launch(kernel(kd::GreedyKernel::finish), fill_grid_, 0, &args, stream);
+  plan.body.push_back({kernel(kd::GreedyKernel::projection), projection_grid_, args});
+  plan.body.push_back({kernel(kd::GreedyKernel::advance), 1, args});
+  plan.tail = StepLaunch<kd::GreedyKernelArgs>{kernel(kd::GreedyKernel::finish), fill_grid_, args};
+  return plan;
 }
 
 }  // namespace

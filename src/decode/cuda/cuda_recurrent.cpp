@@ -32,6 +32,8 @@ namespace {
 namespace kd = loom::kernels::decode;
 using backend::cuda::DeviceGuard;
 using backend::cuda::EventHandle;
+using backend::cuda::GraphExecHandle;
+using backend::cuda::GraphHandle;
 
 static_assert(sizeof(RunStatus) == sizeof(kd::RecurrentStatus) &&
                   offsetof(RunStatus, steps_run) == offsetof(kd::RecurrentStatus, steps_run) &&
@@ -39,17 +41,6 @@ static_assert(sizeof(RunStatus) == sizeof(kd::RecurrentStatus) &&
               "the kernels write RunStatus through RecurrentStatus");
 
 constexpr std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
-
-struct GraphTraits {
-  using handle_type = cudaGraph_t;
-  static void destroy(cudaGraph_t g) noexcept { LOOM_CUDA_CHECK_NOTHROW(cudaGraphDestroy(g)); }
-};
-struct GraphExecTraits {
-  using handle_type = cudaGraphExec_t;
-  static void destroy(cudaGraphExec_t g) noexcept { LOOM_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(g)); }
-};
-using GraphHandle = backend::cuda::UniqueHandle<GraphTraits>;
-using GraphExecHandle = backend::cuda::UniqueHandle<GraphExecTraits>;
 
 // Device or pinned host memory from the backend, freed on destruction.
 class BackendMemory {

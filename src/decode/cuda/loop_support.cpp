@@ -211,4 +211,24 @@ void LoopGraph::instantiate() { LOOM_CUDA_CHECK(cudaGraphInstantiate(&exec_, gra
 
 void LoopGraph::launch(cudaStream_t stream) { LOOM_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
 
+// --- LoopDecoderBase ---
+
+LoopDecoderBase::LoopDecoderBase(const Program& program, backend::Backend& backend, const char* kind)
+    : name_(program.name), backend_(backend), device_(cuda_device_of(backend)), dtype_(program.dtype) {
+  if (dtype_ != DType::f32 && dtype_ != DType::f16)
+    throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': dtype " + std::string(dtype_name(dtype_)) +
+                                            " (the CUDA " + kind + " decoder runs f32 and f16)");
+}
+
+bool LoopDecoderBase::keep_going(const std::int32_t* device_word, cudaStream_t stream) {
+  LOOM_CUDA_CHECK(
+      cudaMemcpyAsync(keep_going_->get(), device_word, sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
+  LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return *keep_going_->get() != 0;
+}
+
+void LoopDecoderBase::throw_unresolved_method() const {
+  throw Error(ErrorCode::internal, "decoder '" + name_ + "': launch without a resolved method");
+}
+
 }  // namespace loom::decode::detail::cuda_loop

@@ -1,16 +1,21 @@
 // Host pieces the CUDA greedy and encoder decoders share: weights converted and uploaded in one
 // allocation, scratch carved from the engine's buffer, pinned staging for the graph's per-run
-// arguments, graph building with a WHILE node, and kernel launches with one argument struct.
+// arguments, graph building with a WHILE node, kernel launches with one argument struct, and
+// LoopDecoder, the base that runs a decoder's loop by each of the three methods.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "backend/backend.hpp"
 #include "backend/cuda/cuda_handles.hpp"
+#include "decode/device_decoder.hpp"
 #include "loom/tensor.hpp"
 
 namespace loom::decode::detail::cuda_loop {
@@ -146,5 +151,156 @@ class LoopGraph {
 };
 
 constexpr int kThreads = 256;  // every decode-loop kernel's block size (kernels/decode_rows.cuh)
+constexpr int kWarps = kThreads / 32;
+
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// One kernel launch of a graph or host loop step: every launch carries its own argument struct.
+template <class Args>
+struct StepLaunch {
+  const void* kernel = nullptr;
+  unsigned grid = 1;
+  Args args;
+};
+
+// What the graph and the host loop run: `init` once, `body` (in order) while the loop goes on, then
+// `tail` if there is one. The graph puts each launch into a node; the host loop launches them.
+template <class Args>
+struct StepPlan {
+  StepLaunch<Args> init;
+  std::vector<StepLaunch<Args>> body;
+  std::optional<StepLaunch<Args>> tail;
+};
+
+// What LoopDecoder needs that does not depend on the kernels' structs.
+class LoopDecoderBase : public DeviceDecoder {
+ public:
+  std::vector<DecodeMethod> methods() const final {
+    return {DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop};
+  }
+  DecodeMethod default_method() const final { return DecodeMethod::persistent; }
+
+ protected:
+  // Throws Error(unsupported) naming `kind` ("greedy", "encoder") for a dtype other than f32/f16,
+  // and Error(internal) for a backend that is not CUDA.
+  LoopDecoderBase(const Program& program, backend::Backend& backend, const char* kind);
+  // Host loop: waits for the run's keep-going word (`device_word`) to reach the host.
+  bool keep_going(const std::int32_t* device_word, cudaStream_t stream);
+  [[noreturn]] void throw_unresolved_method() const;
+
+  std::string name_;
+  backend::Backend& backend_;
+  int device_;
+  DType dtype_;
+  unsigned persistent_grid_ = 1;
+  std::size_t persistent_shared_ = 0;  // the persistent kernel's dynamic shared memory
+
+  // Built on the first graph run: the graph reads each run's Run struct from graph_run_.
+  std::unique_ptr<LoopGraph> graph_;
+  DeviceMemory graph_run_;
+  std::unique_ptr<StagedCopy> staging_;
+  std::unique_ptr<PinnedFlag> keep_going_;  // host loop
+};
+
+// A decoder whose kernels each take one `Args` by value ({model, run, run_on_device, condition,
+// set_condition}) and whose per-sample `Run` (with scratch `loop` and `barrier`) is carved from the
+// engine's scratch. launch() runs the persistent kernel with persistent_model_, or the step plan
+// with step_model_ as a graph or a host loop; the derived decoder supplies what is its own.
+template <class Run, class Args>
+class LoopDecoder : public LoopDecoderBase {
+ public:
+  std::size_t scratch_bytes(int batch, int) const final {
+    ScratchCarver measure(nullptr);
+    carve_run(measure, batch);
+    return measure.used();
+  }
+
+  void launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t* pause_flag, void* scratch,
+              RunStatus* status, backend::Stream& stream) final {
+    backend::cuda::DeviceGuard guard(device_);
+    auto cuda_stream = static_cast<cudaStream_t>(stream.native_handle());
+    ScratchCarver carver(scratch);
+    Run run = carve_run(carver, args.batch);
+    describe_run(run, args, pause_flag, status);
+    switch (method) {
+      case DecodeMethod::persistent: {
+        LOOM_CUDA_CHECK(cudaMemsetAsync(run.barrier, 0, sizeof(unsigned), cuda_stream));
+        Args kernel_args;
+        kernel_args.model = persistent_model_;
+        kernel_args.run = run;
+        launch_all_resident(persistent_kernel(), persistent_grid_, persistent_shared_, &kernel_args, cuda_stream);
+        return;
+      }
+      case DecodeMethod::graph:
+        launch_graph(run, cuda_stream);
+        return;
+      case DecodeMethod::host_loop:
+        launch_host_loop(run, cuda_stream);
+        return;
+      case DecodeMethod::automatic:
+        break;
+    }
+    throw_unresolved_method();
+  }
+
+ protected:
+  using Model = decltype(Args::model);
+  using LoopDecoderBase::LoopDecoderBase;
+
+  // The decoder's own scratch arrays of a run; carve_run() adds the loop words and the barrier.
+  virtual Run carve(ScratchCarver& carver, int batch) const = 0;
+  // The rest of the run from the engine's arguments.
+  virtual void describe_run(Run& run, const DecodeArgs& args, const volatile std::int32_t* pause_flag,
+                            RunStatus* status) const = 0;
+  virtual const void* persistent_kernel() const = 0;
+  // The graph's and host loop's launches, each starting from `args` (model and run already set).
+  virtual StepPlan<Args> step_plan(const Args& args) const = 0;
+
+  Model persistent_model_{}, step_model_{};
+
+ private:
+  // One layout for measuring (null base) and for a run.
+  Run carve_run(ScratchCarver& carver, int batch) const {
+    Run run = carve(carver, batch);
+    run.loop = carver.take<std::int32_t>(4);
+    run.barrier = carver.take<unsigned>(1);
+    return run;
+  }
+
+  void launch_graph(const Run& run, cudaStream_t stream) {
+    if (!graph_) {
+      DeviceMemory run_memory(backend_, sizeof(Run));
+      auto staging = std::make_unique<StagedCopy>(sizeof(Run));
+      auto graph = std::make_unique<LoopGraph>();
+      Args args;
+      args.model = step_model_;
+      args.run_on_device = static_cast<const Run*>(run_memory.get());
+      args.condition = graph->condition();
+      args.set_condition = true;
+      StepPlan<Args> plan = step_plan(args);
+      graph->add_init(plan.init.kernel, plan.init.grid, &plan.init.args);
+      for (StepLaunch<Args>& step : plan.body) graph->add_body(step.kernel, step.grid, &step.args);
+      if (plan.tail) graph->add_tail(plan.tail->kernel, plan.tail->grid, &plan.tail->args);
+      graph->instantiate();
+      graph_run_ = std::move(run_memory);
+      staging_ = std::move(staging);
+      graph_ = std::move(graph);
+    }
+    staging_->copy(&run, graph_run_.get(), stream);
+    graph_->launch(stream);
+  }
+
+  void launch_host_loop(const Run& run, cudaStream_t stream) {
+    if (!keep_going_) keep_going_ = std::make_unique<PinnedFlag>();
+    Args args;
+    args.model = step_model_;
+    args.run = run;
+    StepPlan<Args> plan = step_plan(args);
+    cuda_loop::launch(plan.init.kernel, plan.init.grid, 0, &plan.init.args, stream);
+    while (keep_going(run.loop + 1, stream))
+      for (StepLaunch<Args>& step : plan.body) cuda_loop::launch(step.kernel, step.grid, 0, &step.args, stream);
+    if (plan.tail) cuda_loop::launch(plan.tail->kernel, plan.tail->grid, 0, &plan.tail->args, stream);
+  }
+};
 
 }  // namespace loom::decode::detail::cuda_loop

@@ -44,8 +44,10 @@ struct ExecutorOptions {
   // Cancellation points (MISSION.md §3), chosen per model at load: Step boundaries where the
   // request's live bytes are at most cancellation_max_live_bytes (0 = no bound), at least one per
   // cancellation_interval_us of estimated time where the model has such boundaries. Lower-priority
-  // work pauses only there. preemption = false turns pausing off (priority then only orders
-  // waiting requests).
+  // work pauses only there, and inside Steps that can pause inside (StepInfo::pausable_inside):
+  // after any iteration of their device loop, resuming from the next one. A request paused inside
+  // a Step keeps its arena (it is never dumped). preemption = false turns pausing off (priority
+  // then only orders waiting requests).
   bool preemption = true;
   double cancellation_interval_us = 1000;
   std::uint64_t cancellation_max_live_bytes = 0;
@@ -62,6 +64,15 @@ struct ExecutorOptions {
   // reproducible. A request that fails before the dispatcher (bad input, expired) never reaches
   // it; the wait also ends at shutdown. An exception from the hook counts as 0.
   std::function<std::uint64_t(const std::string& model, std::size_t steps_launched)> after_step_hook;
+  // For tests that need a pause inside a Step at a known moment; leave it empty otherwise. Called
+  // on the dispatcher thread just before it launches a Step that can pause inside
+  // (StepInfo::pausable_inside) with the request's pause flag armed, i.e. with preemption on,
+  // with the Step's model and index and the iteration it starts from (0, or where it paused).
+  // From then until the Step ends, a request of a higher class handed to the dispatcher asks it
+  // to pause. The hook may submit() requests; the launch then waits until the number of requests
+  // handed to the dispatcher (past pre-process) since the start is at least the value returned
+  // (0: launch at once). The wait also ends when pre-process stops. An exception counts as 0.
+  std::function<std::uint64_t(const std::string& model, std::size_t step, std::int32_t iteration)> pausable_step_hook;
 };
 
 // How Executor::load() prepares a model: its name and the optimize() options (shapes for
@@ -105,6 +116,9 @@ struct StepInfo {
   double compute_probe_slowdown = 0;  // from the profile; 0 when not measured
   double memory_probe_slowdown = 0;
   bool cancellation_point = false;  // lower-priority work may pause at the boundary after this Step
+  // The Step holds a device loop (an LSTM or GRU on the CPU backend) that lower-priority work may
+  // pause inside, after any of its iterations but the last, and resume from there.
+  bool pausable_inside = false;
 };
 
 struct ModelInfo {
@@ -113,7 +127,8 @@ struct ModelInfo {
   std::vector<ValueInfo> outputs;
   std::vector<StepInfo> steps;
   std::uint64_t weight_bytes = 0;      // uploaded once at load
-  std::uint64_t activation_bytes = 0;  // per-request arena (inputs, intermediates, outputs)
+  std::uint64_t activation_bytes = 0;  // per-request arena (inputs, intermediates, outputs, resume_bytes)
+  std::uint64_t resume_bytes = 0;      // of which: where a Step paused inside keeps its state
   std::uint64_t workspace_bytes = 0;   // scratch shared by the model's kernels
   std::string fingerprint;             // model_fingerprint() of the model at the compute dtype
   std::string cost_source;             // "profile <path>" or "roofline"
@@ -130,10 +145,11 @@ struct ExecutorStats {
   // Host time the dispatcher spent from building the candidates through each Step's launch,
   // summed. On the CPU backend the Step runs inside its launch; its run time is left out.
   double dispatch_host_us = 0;
-  std::uint64_t preemptions = 0;       // pauses at cancellation points
-  std::uint64_t bytes_dumped = 0;      // live bytes copied to host memory by preemptions
-  std::uint64_t requests_expired = 0;  // failed with deadline_exceeded
-  std::uint64_t cuda_graph_steps = 0;  // Steps launched as a CUDA graph (captured or replayed)
+  std::uint64_t preemptions = 0;          // pauses at cancellation points, inside Steps included
+  std::uint64_t pauses_inside_steps = 0;  // of which: inside a Step (StepInfo::pausable_inside)
+  std::uint64_t bytes_dumped = 0;         // live bytes copied to host memory by preemptions
+  std::uint64_t requests_expired = 0;     // failed with deadline_exceeded
+  std::uint64_t cuda_graph_steps = 0;     // Steps launched as a CUDA graph (captured or replayed)
 };
 
 using Outputs = std::vector<Tensor>;

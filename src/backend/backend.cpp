@@ -1,6 +1,7 @@
 // Shared parts of the backend seam: the checked kernel entry and the error helpers.
 #include "backend/backend.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -23,6 +24,42 @@ void OpKernel::run(std::span<const void* const> inputs, std::span<void* const> o
                                          std::to_string(input_count_) + " and " + std::to_string(output_count_));
   run_impl(inputs, outputs, workspace, stream);
 }
+
+void OpKernel::run_resumable(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                             const ResumeContext& context, Stream& stream) {
+  const std::string where = op_type_ + " node '" + node_name_ + "'";
+  if (!resumable()) throw Error(ErrorCode::internal, where + ": run_resumable on a kernel that cannot pause");
+  if (!context.progress || (!context.state && resume_state_bytes() > 0))
+    throw Error(ErrorCode::internal, where + ": run_resumable without its state or progress memory");
+  if (context.start_iteration < 0 || context.start_iteration >= std::max<std::int32_t>(resume_iterations(), 1))
+    throw Error(ErrorCode::internal, where + ": resume at iteration " + std::to_string(context.start_iteration) +
+                                         " of " + std::to_string(resume_iterations()));
+  if (inputs.size() != input_count_ || outputs.size() != output_count_)
+    throw Error(ErrorCode::internal, where + ": run with " + std::to_string(inputs.size()) + " inputs and " +
+                                         std::to_string(outputs.size()) + " outputs, created with " +
+                                         std::to_string(input_count_) + " and " + std::to_string(output_count_));
+  run_resumable_impl(inputs, outputs, workspace, context, stream);
+}
+
+void OpKernel::run_resumable_impl(std::span<const void* const>, std::span<void* const>, void*, const ResumeContext&,
+                                  Stream&) {
+  throw Error(ErrorCode::internal, op_type_ + " node '" + node_name_ + "': resumable() without run_resumable_impl");
+}
+
+namespace {
+
+// The CPU's flag: kernels run on the host, so the word the host sets is the word they poll.
+class HostPauseFlag final : public PauseFlag {
+ public:
+  HostPauseFlag() noexcept : PauseFlag(&word_, &word_) {}
+
+ private:
+  volatile std::int32_t word_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PauseFlag> Backend::create_pause_flag() { return std::make_unique<HostPauseFlag>(); }
 
 void Stream::begin_capture() {
   throw Error(ErrorCode::unsupported,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -84,6 +85,64 @@ struct KernelSpec {
   std::vector<const Tensor*> constants;
 };
 
+// Pausing inside a long op (MISSION.md §3, issue 7): a device loop over many iterations (the time
+// steps of an LSTM or GRU) polls a flag after each iteration; when the host has set it, the loop
+// saves what it carries from one iteration to the next into request-owned device memory, reports
+// how far it got and returns. A later run resumes from that iteration. Results after any number of
+// pauses are bit-identical to an uninterrupted run: the same float operations in the same order.
+//
+// How far a resumable run got, written by the kernel into device memory before the run ends (the
+// host reads it back once the run has completed on its stream).
+struct ResumeProgress {
+  std::int32_t next_iteration = 0;  // iterations done so far, counting those of earlier runs
+  std::int32_t paused = 0;          // 1: stopped at next_iteration < total; 0: finished
+};
+
+// Everything a resumable run needs beyond run()'s arguments. Pointers are device addresses.
+struct ResumeContext {
+  // At least resume_state_bytes() of request-owned device memory, kept unchanged by the caller
+  // between a paused run and its resumption (the model's workspace is not: other requests use it).
+  void* state = nullptr;
+  // 0: start from the beginning (state is not read); otherwise the next_iteration a paused run
+  // reported, with the state and the op's outputs as that run left them.
+  std::int32_t start_iteration = 0;
+  // Polled after each iteration but the last; nonzero asks the run to pause there. Readable by
+  // the device while the kernel runs (mapped pinned host memory on CUDA, plain host memory on the
+  // CPU; see Backend::create_pause_flag). nullptr: never pause.
+  const volatile std::int32_t* pause = nullptr;
+  // Device memory for the kernel's report; always written, paused or not.
+  ResumeProgress* progress = nullptr;
+};
+
+// A word the host sets and a running device loop polls: "pause after your current iteration".
+// Set and cleared from any host thread (atomically); kernels read device_address().
+class PauseFlag {
+ public:
+  virtual ~PauseFlag() = default;
+  PauseFlag(const PauseFlag&) = delete;
+  PauseFlag& operator=(const PauseFlag&) = delete;
+
+  void set() noexcept { __atomic_store_n(host_, 1, __ATOMIC_RELEASE); }
+  void clear() noexcept { __atomic_store_n(host_, 0, __ATOMIC_RELEASE); }
+  bool is_set() const noexcept { return __atomic_load_n(host_, __ATOMIC_ACQUIRE) != 0; }
+  // The address a kernel polls (ResumeContext::pause).
+  const volatile std::int32_t* device_address() const noexcept { return device_; }
+
+ protected:
+  // `host` and `device` name the same word (equal on the CPU; mapped pinned memory on CUDA).
+  PauseFlag(volatile std::int32_t* host, const volatile std::int32_t* device) noexcept : host_(host), device_(device) {}
+
+ private:
+  volatile std::int32_t* host_;
+  const volatile std::int32_t* device_;
+};
+
+// How a host-side device loop polls ResumeContext::pause: one atomic load (no tearing, no data
+// race with PauseFlag::set on another thread).
+inline bool pause_requested(const volatile std::int32_t* pause) noexcept {
+  return pause != nullptr && __atomic_load_n(pause, __ATOMIC_ACQUIRE) != 0;
+}
+
 // One op of one model on one backend, created once at load. run() is called for every request.
 class OpKernel {
  public:
@@ -99,12 +158,30 @@ class OpKernel {
   // optional input. `workspace` holds at least workspace_bytes(). Enqueued on `stream`.
   void run(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace, Stream& stream);
 
+  // Resumable kernels (a device loop that can pause inside, see ResumeContext). Default: not
+  // resumable, no state, no iterations.
+  virtual bool resumable() const noexcept { return false; }
+  // Request-owned device bytes ResumeContext::state must hold.
+  virtual std::size_t resume_state_bytes() const { return 0; }
+  // Iterations of a whole run (ResumeProgress::next_iteration when it finishes).
+  virtual std::int32_t resume_iterations() const { return 0; }
+
+  // As run(), resumable: starts at context.start_iteration, polls context.pause and writes
+  // *context.progress. With start_iteration 0 and no pause it computes exactly what run() does.
+  // Throws Error(internal) for a kernel that is not resumable(), a missing state or progress
+  // pointer or a start_iteration outside [0, resume_iterations()).
+  void run_resumable(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                     const ResumeContext& context, Stream& stream);
+
   const std::string& op_type() const noexcept { return op_type_; }
   const std::string& node_name() const noexcept { return node_name_; }
 
  protected:
   virtual void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
                         Stream& stream) = 0;
+  // Called only for resumable() kernels, with the context checked.
+  virtual void run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                                  const ResumeContext& context, Stream& stream);
 
  private:
   std::string op_type_;
@@ -144,6 +221,10 @@ class Backend {
   // Host memory the device copies from and to fastest (pinned on CUDA).
   virtual void* allocate_host(std::size_t bytes) = 0;
   virtual void deallocate_host(void* ptr) noexcept = 0;
+  // A pause flag for resumable kernels (ResumeContext::pause). Default: a plain host word, right
+  // for backends whose kernels run on the host (the CPU); a device backend whose kernels are
+  // resumable overrides it with memory the device reads while a kernel runs (mapped pinned).
+  virtual std::unique_ptr<PauseFlag> create_pause_flag();
   // Whether streams can record work as a Graph (Stream::begin_capture); CUDA yes, CPU no.
   virtual bool supports_graphs() const noexcept { return false; }
   // Starts a probe; nullptr when this backend has none (the CPU backend).

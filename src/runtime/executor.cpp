@@ -27,14 +27,27 @@
 //     only when no live request can run; it then polls the budget's refunds (post-process frees
 //     arenas) and new arrivals, so there is no cycle of threads waiting on each other: every
 //     arena is held by a request that can run, can be dumped, or is on its way to completion.
+//   - Pausing inside a Step: a Step whose kernels include a device loop (StepInfo::pausable_inside:
+//     an LSTM or GRU on the CPU backend) is a cancellation point after every iteration. Each
+//     request of a model with such Steps has a PauseFlag. While the dispatcher runs one of those
+//     Steps for a request, `running` (under running_mutex) names the request's flag and class;
+//     pre-process, handing over a request of a higher class, sets that flag (on the CPU the
+//     dispatcher is inside the Step, so only another thread can). The dispatcher sets it itself
+//     when, at launch, a higher class is already live or handed over but not yet seen. The loop
+//     saves its state into the request's arena and returns; the request is then paused inside the
+//     Step (trace "pause" with the iteration), and resumes (trace "resume") from that iteration
+//     like a request paused at a boundary. It keeps its arena: only boundary pauses are dumped.
+//     The flag is cleared as the Step returns, paused or not.
 //   - Deadlines: a request whose deadline passes before its first Step fails with
 //     Error(deadline_exceeded), checked in pre-process and at each decision.
 #include "loom/executor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <shared_mutex>
@@ -49,6 +62,7 @@
 #include "runtime/memory_pool.hpp"
 #include "sched/cancellation.hpp"
 #include "sched/device_shadow.hpp"
+#include "sched/step_cost.hpp"
 #include "trace/nvtx.hpp"
 #include "trace/request_recorder.hpp"
 
@@ -79,16 +93,25 @@ struct Request {
   std::uint64_t nvtx_range = 0;
   std::unique_ptr<trace::RequestRecorder> recorder;  // only when recording a timeline
   // Preemption state, used by the dispatcher only.
-  bool deferred = false;     // pre-process handed it on without an arena (counted in arena_waiters)
-  bool paused = false;       // stopped at a cancellation point for a higher class
-  bool dumped = false;       // its live bytes are in `dump`, its arena given back
-  runtime::HostBuffer dump;  // kept until the request ends: restores copy from it asynchronously
+  bool deferred = false;       // pre-process handed it on without an arena (counted in arena_waiters)
+  bool paused = false;         // stopped at a cancellation point for a higher class
+  bool dumped = false;         // its live bytes are in `dump`, its arena given back
+  runtime::HostBuffer dump;    // kept until the request ends: restores copy from it asynchronously
+  runtime::StepCursor cursor;  // where Step next_step paused inside; at its start otherwise
+  // Paused inside a Step while a higher class needs its memory: it finishes that Step, its flag
+  // not armed, and goes on to a boundary cancellation point, where it can be dumped.
+  bool needs_boundary = false;
+  // Polled by the device loops of its model's pausable Steps; null when the model has none or
+  // preemption is off. Set by whichever thread sees a higher class first (see the top of the file).
+  std::unique_ptr<backend::PauseFlag> pause_flag;
 
-  bool started() const noexcept { return next_step > 0; }
+  bool inside_step() const noexcept { return !cursor.at_start(); }
+  bool started() const noexcept { return next_step > 0 || inside_step(); }
   bool has_deadline() const noexcept { return options.deadline != Clock::time_point{}; }
-  // The boundary after its last launched Step is a cancellation point.
+  // It stands at a cancellation point: paused inside a Step, or the boundary after its last
+  // launched Step is one.
   bool at_cancellation_point() const {
-    return next_step > 0 && model->plan().steps[next_step - 1].info.cancellation_point;
+    return inside_step() || (next_step > 0 && model->plan().steps[next_step - 1].info.cancellation_point);
   }
 };
 using RequestPtr = std::unique_ptr<Request>;
@@ -119,9 +142,21 @@ struct Executor::Impl {
   // any, pre-process defers new requests too, so memory goes to them in the dispatcher's order.
   std::atomic<std::uint64_t> arena_waiters{0};
   // Written by the dispatcher (expired also by pre-process), read by stats().
-  std::atomic<std::uint64_t> steps_dispatched{0}, dispatch_host_ns{0}, preemptions{0}, bytes_dumped{0},
-      requests_expired{0}, cuda_graph_steps{0};
-  profile::ActiveProfile profile;  // resolved from options.profile at start
+  std::atomic<std::uint64_t> steps_dispatched{0}, dispatch_host_ns{0}, preemptions{0}, pauses_inside_steps{0},
+      bytes_dumped{0}, requests_expired{0}, cuda_graph_steps{0};
+  // The pausable Step now running and who handed what to the dispatcher (see the top of the file).
+  struct RunningPausable {
+    backend::PauseFlag* flag = nullptr;  // null: none running
+    Priority priority = Priority::normal;
+  };
+  static constexpr std::size_t kClasses = 3;  // Priority::background .. Priority::urgent
+  static std::size_t class_index(Priority p) noexcept { return static_cast<std::size_t>(static_cast<int>(p) + 1); }
+  std::mutex running_mutex;
+  std::condition_variable handed_over_changed;        // for pausable_step_hook's wait
+  RunningPausable running;                            // guarded by running_mutex
+  std::array<std::uint64_t, kClasses> handed_over{};  // per class, guarded by running_mutex
+  bool pre_process_done = false;                      // guarded by running_mutex
+  profile::ActiveProfile profile;                     // resolved from options.profile at start
   Timeline timeline;
   std::unique_ptr<trace::TimelineClock> timeline_clock;  // set when options.record_timeline
   Clock::time_point epoch = Clock::now();
@@ -190,7 +225,18 @@ struct Executor::Impl {
 
   // The bytes charged to the budget for one arena of `model`.
   static std::uint64_t arena_charge(const runtime::LoadedModel& model) {
-    return plan::align_up(std::max<std::uint64_t>(model.plan().arena_bytes, 1));
+    return plan::align_up(std::max<std::uint64_t>(model.request_arena_bytes(), 1));
+  }
+
+  // Pre-process has put a request of class `priority` on the dispatcher's queue: a pausable Step
+  // of a lower class that is running now pauses at its next iteration.
+  void handed_over_to_dispatcher(Priority priority) {
+    {
+      std::lock_guard lock(running_mutex);
+      ++handed_over[class_index(priority)];
+      if (running.flag && priority > running.priority) running.flag->set();
+    }
+    handed_over_changed.notify_all();
   }
 
   // Copies the request's (converted) inputs into its arena on `stream`.
@@ -229,41 +275,98 @@ struct Executor::Impl {
           if (admitted) request->charge = runtime::BudgetCharge(budget.get(), bytes);
         }
         if (admitted) {
-          request->arena = pool->acquire(plan.arena_bytes);
+          request->arena = pool->acquire(model.request_arena_bytes());
           upload_inputs(*request, *upload_stream);
         } else {
           request->deferred = true;
           ++arena_waiters;
         }
+        if (options.preemption && model.info().resume_bytes > 0) request->pause_flag = device->create_pause_flag();
         request->ready_at = Clock::now();
-        to_exec.push(request);
+        const Priority priority = request->options.priority;
+        if (to_exec.push(request)) handed_over_to_dispatcher(priority);
       } catch (...) {
         fail(request, std::current_exception());
       }
     }
+    {
+      std::lock_guard lock(running_mutex);
+      pre_process_done = true;
+    }
+    handed_over_changed.notify_all();
     to_exec.close();
   }
 
   // ---- Dispatcher helpers (dispatcher thread only) ----
 
-  // Stops a request at the cancellation point it has reached.
+  // Stops a request at the cancellation point it has reached (or records that its Step paused
+  // inside).
   void pause(Request& request) {
     request.paused = true;
     ++preemptions;
-    if (request.recorder) {
-      const std::size_t step = request.next_step - 1;
-      request.recorder->preempted("pause", trace_now_us(), 0, step,
-                                  request.model->plan().steps[step].info.live_bytes_after);
-    }
+    if (request.inside_step()) ++pauses_inside_steps;
+    record_preemption(request, "pause");
   }
 
   void resume(Request& request) {
     request.paused = false;
-    if (request.recorder) {
+    record_preemption(request, "resume");
+  }
+
+  void record_preemption(Request& request, const char* action) {
+    if (!request.recorder) return;
+    if (request.inside_step()) {
+      request.recorder->preempted(action, trace_now_us(), 0, request.next_step, request.model->info().resume_bytes,
+                                  request.cursor.iteration);
+    } else {
       const std::size_t step = request.next_step - 1;
-      request.recorder->preempted("resume", trace_now_us(), 0, step,
+      request.recorder->preempted(action, trace_now_us(), 0, step,
                                   request.model->plan().steps[step].info.live_bytes_after);
     }
+  }
+
+  // Runs (or resumes) the request's next Step; false when it paused inside. A pausable Step runs
+  // with the request's pause flag armed: named in `running` for pre-process, and set at once when
+  // a higher class than the request's is live (`top`) or handed over and not yet seen (`seen`).
+  bool run_next_step(Request& request, Priority top, const std::array<std::uint64_t, kClasses>& seen) {
+    auto& model = *request.model;
+    backend::PauseFlag* flag = request.pause_flag.get();
+    if (!flag || request.needs_boundary || !model.pausable_inside(request.next_step))
+      return model.run_step(request.next_step, request.arena.get(), request.cursor, nullptr);
+    const Priority priority = request.options.priority;
+    {
+      std::lock_guard lock(running_mutex);
+      running = {flag, priority};
+      bool higher = top > priority;
+      for (std::size_t c = class_index(priority) + 1; c < kClasses; ++c) higher |= handed_over[c] > seen[c];
+      if (higher) flag->set();
+    }
+    // Disarms the flag however the Step ends: a pause asked for after its last check must not
+    // reach its next run.
+    struct Disarm {
+      Impl& impl;
+      backend::PauseFlag& flag;
+      ~Disarm() {
+        std::lock_guard lock(impl.running_mutex);
+        impl.running = {};
+        flag.clear();
+      }
+    } disarm{*this, *flag};
+    if (options.pausable_step_hook) {
+      std::uint64_t wait_for = 0;
+      try {
+        wait_for = options.pausable_step_hook(model.name(), request.next_step, request.cursor.iteration);
+      } catch (...) {
+        wait_for = 0;
+      }
+      std::unique_lock lock(running_mutex);
+      handed_over_changed.wait(lock, [&] {
+        std::uint64_t total = 0;
+        for (auto n : handed_over) total += n;
+        return pre_process_done || total >= wait_for;
+      });
+    }
+    return model.run_step(request.next_step, request.arena.get(), request.cursor, flag->device_address());
   }
 
   // Copies a paused request's live bytes to host memory and gives its arena back.
@@ -326,10 +429,11 @@ struct Executor::Impl {
     const std::uint64_t bytes = arena_charge(*request.model);
     if (!budget->try_charge(bytes)) {
       // Victims: lowest class first, newest first within a class.
+      // A request paused inside a Step is not one: its live bytes there are not in the plan.
       std::vector<Request*> victims;
       for (auto& r : live)
         if (r.get() != &request && r->arena.get() && r->options.priority < request.options.priority &&
-            (r->paused || !r->started()))
+            ((r->paused && !r->inside_step()) || !r->started()))
           victims.push_back(r.get());
       std::stable_sort(victims.begin(), victims.end(), [](const Request* a, const Request* b) {
         return a->options.priority != b->options.priority ? a->options.priority < b->options.priority : a->id > b->id;
@@ -342,10 +446,16 @@ struct Executor::Impl {
           release_unstarted(*victim);
         if ((fits = budget->try_charge(bytes))) break;
       }
-      if (!fits) return false;
+      if (!fits) {
+        // Arenas of lower classes paused inside a Step come free only once they leave it.
+        for (auto& r : live)
+          if (r->arena.get() && r->options.priority < request.options.priority && r->inside_step())
+            r->needs_boundary = true;
+        return false;
+      }
     }
     request.charge = runtime::BudgetCharge(budget.get(), bytes);
-    request.arena = pool->acquire(request.model->plan().arena_bytes);
+    request.arena = pool->acquire(request.model->request_arena_bytes());
     if (request.dumped) {
       restore(request);
     } else {
@@ -365,9 +475,11 @@ struct Executor::Impl {
     std::vector<std::size_t> offered;  // the live index of each candidate
     std::vector<std::size_t> needing;  // live indices of eligible requests without an arena
     std::uint64_t arrivals = 0, hold_until = 0;
-    std::size_t with_deadline = 0;  // live requests that have not started and carry a deadline
+    std::array<std::uint64_t, kClasses> seen{};  // arrivals per class
+    std::size_t with_deadline = 0;               // live requests that have not started and carry a deadline
     auto arrive = [&](RequestPtr request) {
       ++arrivals;
+      ++seen[class_index(request->options.priority)];
       if (request->has_deadline()) ++with_deadline;
       live.push_back(std::move(request));
     };
@@ -448,7 +560,7 @@ struct Executor::Impl {
           for (std::size_t i = 0; i < live.size(); ++i) {
             Request& r = *live[i];
             if (r.options.priority == top || !r.started()) continue;
-            if (!r.at_cancellation_point())
+            if (!r.at_cancellation_point() || r.needs_boundary)
               offered.push_back(i);  // runs on to its next cancellation point first
             else if (!r.paused)
               pause(r);
@@ -493,7 +605,10 @@ struct Executor::Impl {
           // A model without Steps is finished at the top of the next round, now that it has memory.
           std::erase_if(offered, [&](std::size_t i) { return live[i]->model->plan().steps.empty(); });
           if (offered.empty()) {
-            if (!obtained) budget->wait_for_refund(refunds_seen, std::chrono::milliseconds(1));
+            // Requests just asked to leave their Step run in the next round: no wait for them.
+            const bool leaving = std::any_of(live.begin(), live.end(),
+                                             [](const RequestPtr& r) { return r->needs_boundary && r->paused; });
+            if (!obtained && !leaving) budget->wait_for_refund(refunds_seen, std::chrono::milliseconds(1));
             continue;
           }
           std::sort(offered.begin(), offered.end());  // candidates in arrival order
@@ -513,8 +628,10 @@ struct Executor::Impl {
         c.step_index = r->next_step;
         c.step_count = r->model->plan().steps.size();
         c.arrival_us = std::chrono::duration<double, std::micro>(r->ready_at - epoch).count();
-        c.compute_us = step.compute_us;
-        c.memory_us = step.memory_us;
+        // Measured Step times (device profile) where there are some, else the roofline.
+        const StepCost cost = sched::scheduling_cost(step);
+        c.compute_us = cost.compute_us;
+        c.memory_us = cost.memory_us;
         c.bytes = step.weight_bytes + step.activation_bytes_read + step.bytes_written;
         c.working_set_bytes = step.working_set_bytes;
         c.passed_over = r->passed_over;
@@ -522,8 +639,7 @@ struct Executor::Impl {
         const auto& steps = r->model->plan().steps;
         c.lookahead_count = std::min(kMaxLookahead, steps.size() - r->next_step - 1);
         for (std::size_t k = 0; k < c.lookahead_count; ++k) {
-          const auto& ahead = steps[r->next_step + 1 + k].info;
-          c.lookahead[k] = {ahead.compute_us, ahead.memory_us, ahead.working_set_bytes};
+          c.lookahead[k] = sched::scheduling_cost(steps[r->next_step + 1 + k].info);
         }
         candidates.push_back(c);
       }
@@ -538,11 +654,12 @@ struct Executor::Impl {
 
       RequestPtr& request = live[chosen];
       auto& model = *request->model;
-      bool finished = false;
+      bool finished = false, completed = true;
       try {
         auto* recorder = request->recorder.get();
         if (recorder) recorder->picked(timeline_clock->host_now_us(), request->next_step, candidates.size());
-        if (request->next_step == 0) model.stream().wait(*request->inputs_ready);
+        const bool first_launch = !request->started();
+        if (first_launch) model.stream().wait(*request->inputs_ready);
         // The timed events bracket the Step on its stream, after the wait for the inputs.
         if (recorder) recorder->begin(trace::RequestRecorder::Span::step, model.stream(), request->next_step);
         // Dispatch cost: from the policy's input to the Step's launch. On the CPU backend a
@@ -550,15 +667,21 @@ struct Executor::Impl {
         const auto launch_start = Clock::now();
         {
           trace::ScopedRange range(model.step_label(request->next_step));
-          model.run_step(request->next_step, request->arena.get());
+          completed = run_next_step(*request, top, seen);
         }
         const auto launch_end = device->kind() == backend::Kind::cpu ? launch_start : Clock::now();
         if (model.last_step_was_graph()) ++cuda_graph_steps;
         dispatch_host_ns += static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(launch_end - decision_start).count());
-        ++steps_dispatched;
-        if (recorder) recorder->end(model.stream());
-        if (++request->next_step == 1 && request->has_deadline()) --with_deadline;
+        if (completed) ++steps_dispatched;
+        if (recorder) recorder->end(model.stream(), completed ? -1 : request->cursor.iteration);
+        if (first_launch && request->has_deadline()) --with_deadline;
+        if (completed) {
+          ++request->next_step;
+          request->needs_boundary = false;
+        } else {
+          pause(*request);  // inside the Step: it resumes from request->cursor
+        }
         inflight.push_back(model.stream().record());
         // Bound the work queued ahead of the device so the policy's later choices still matter.
         while (policy->bounded() && inflight.size() > options.max_inflight_steps) {
@@ -577,7 +700,7 @@ struct Executor::Impl {
       }
       const std::size_t steps_launched = request->next_step;
       if (finished) retire(chosen);
-      if (options.after_step_hook) {
+      if (options.after_step_hook && completed) {
         try {
           hold_until = options.after_step_hook(model.name(), steps_launched);
         } catch (...) {
@@ -778,6 +901,7 @@ ExecutorStats Executor::stats() const {
   s.steps_dispatched = impl_->steps_dispatched;
   s.dispatch_host_us = static_cast<double>(impl_->dispatch_host_ns.load()) / 1000.0;
   s.preemptions = impl_->preemptions;
+  s.pauses_inside_steps = impl_->pauses_inside_steps;
   s.bytes_dumped = impl_->bytes_dumped;
   s.requests_expired = impl_->requests_expired;
   s.cuda_graph_steps = impl_->cuda_graph_steps;

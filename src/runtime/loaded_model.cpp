@@ -49,6 +49,24 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   }
   if (workspace > 0) workspace_ = pool.acquire(workspace);
 
+  // Steps that can pause inside, and the request-owned area their kernels resume from.
+  std::uint64_t resume_state = 0;
+  bool any_resumable = false;
+  for (auto& st : plan_.steps) {
+    for (std::size_t n : st.nodes) {
+      if (!kernels_[n] || !kernels_[n]->resumable()) continue;
+      st.info.pausable_inside = true;
+      any_resumable = true;
+      resume_state = std::max<std::uint64_t>(resume_state, kernels_[n]->resume_state_bytes());
+    }
+  }
+  request_arena_bytes_ = plan_.arena_bytes;
+  if (any_resumable) {
+    progress_offset_ = plan::align_up(plan_.arena_bytes);
+    resume_state_offset_ = progress_offset_ + plan::align_up(sizeof(backend::ResumeProgress));
+    request_arena_bytes_ = resume_state_offset_ + plan::align_up(resume_state);
+  }
+
   // Weights: one block, converted to the device dtype, uploaded once.
   if (plan_.weight_bytes > 0) {
     weights_ = pool.acquire(plan_.weight_bytes);
@@ -68,7 +86,8 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   for (const auto& st : plan_.steps) step_labels_.push_back(name_ + "/" + st.name);
   for (const auto& st : plan_.steps) info_.steps.push_back(st.info);
   info_.weight_bytes = plan_.weight_bytes;
-  info_.activation_bytes = plan_.arena_bytes;
+  info_.activation_bytes = request_arena_bytes_;
+  info_.resume_bytes = request_arena_bytes_ - plan_.arena_bytes;
   info_.workspace_bytes = workspace;
 
   graphs_supported_ = device.supports_graphs();
@@ -156,18 +175,67 @@ void LoadedModel::run_step(std::size_t step, void* arena) {
   last_step_was_graph_ = true;
 }
 
-void LoadedModel::launch_step(std::size_t step, void* arena) {
+bool LoadedModel::run_step(std::size_t step, void* arena, StepCursor& cursor, const volatile std::int32_t* pause) {
+  if (pause == nullptr && cursor.at_start()) {
+    run_step(step, arena);
+    return true;
+  }
+  last_step_was_graph_ = false;
+  if (step >= plan_.steps.size())
+    throw Error(ErrorCode::internal,
+                "model '" + name_ + "': Step " + std::to_string(step) + " of " + std::to_string(plan_.steps.size()));
+  return launch_step_from(step, arena, cursor, pause);
+}
+
+bool LoadedModel::launch_step_from(std::size_t step, void* arena, StepCursor& cursor,
+                                   const volatile std::int32_t* pause) {
+  const auto& nodes = plan_.steps[step].nodes;
+  if (cursor.node >= std::max<std::size_t>(nodes.size(), 1))
+    throw Error(ErrorCode::internal, "model '" + name_ + "': Step " + std::to_string(step) + " resumed at node " +
+                                         std::to_string(cursor.node) + " of " + std::to_string(nodes.size()));
   std::vector<const void*> inputs;
   std::vector<void*> outputs;
-  for (std::size_t n : plan_.steps.at(step).nodes) {
+  auto* base = static_cast<std::byte*>(arena);
+  auto* progress = reinterpret_cast<backend::ResumeProgress*>(base + progress_offset_);
+  for (std::size_t k = cursor.node; k < nodes.size(); ++k) {
+    const std::size_t n = nodes[k];
     const auto& pn = plan_.nodes[n];
     if (pn.is_alias) continue;
     inputs.clear();
     outputs.clear();
     for (int id : pn.inputs) inputs.push_back(address(id, arena));
     for (int id : pn.outputs) outputs.push_back(address(id, arena));
-    kernels_[n]->run(inputs, outputs, workspace_.get(), *stream_);
+    auto& kernel = *kernels_[n];
+    const std::int32_t start = k == cursor.node ? cursor.iteration : 0;
+    if (!kernel.resumable() || (pause == nullptr && start == 0)) {
+      kernel.run(inputs, outputs, workspace_.get(), *stream_);
+      continue;
+    }
+    backend::ResumeContext context;
+    context.state = base + resume_state_offset_;
+    context.start_iteration = start;
+    context.pause = pause;
+    context.progress = progress;
+    kernel.run_resumable(inputs, outputs, workspace_.get(), context, *stream_);
+    backend::ResumeProgress report;
+    stream_->copy_to_host(&report, progress, sizeof(report));
+    stream_->synchronize();
+    if (!report.paused) continue;
+    if (report.next_iteration <= start || report.next_iteration >= kernel.resume_iterations())
+      throw Error(ErrorCode::internal, "model '" + name_ + "', " + kernel.op_type() + " node '" + kernel.node_name() +
+                                           "': paused at iteration " + std::to_string(report.next_iteration) +
+                                           " after starting at " + std::to_string(start) + " of " +
+                                           std::to_string(kernel.resume_iterations()));
+    cursor = {k, report.next_iteration};
+    return false;
   }
+  cursor = {};
+  return true;
+}
+
+void LoadedModel::launch_step(std::size_t step, void* arena) {
+  StepCursor start;
+  launch_step_from(step, arena, start, nullptr);  // without a flag nothing pauses: plain launches
 }
 
 }  // namespace loom::runtime

@@ -2,6 +2,7 @@
 // its weights on the device (uploaded once), its kernels' shared scratch and its own stream.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,14 @@
 #include "runtime/step_graphs.hpp"
 
 namespace loom::runtime {
+
+// Where a Step that paused inside stopped: the position, in the Step's node list, of the
+// resumable kernel that paused, and the iteration it resumes from. The default is the Step's start.
+struct StepCursor {
+  std::size_t node = 0;
+  std::int32_t iteration = 0;
+  bool at_start() const noexcept { return node == 0 && iteration == 0; }
+};
 
 class LoadedModel {
  public:
@@ -42,6 +51,23 @@ class LoadedModel {
   // a graph of that Step captures one and launches it, and later runs for that arena replay it.
   // A Step whose capture fails runs with plain launches from then on.
   void run_step(std::size_t step, void* arena);
+  // Runs Step `step` from `cursor`, its resumable kernels (OpKernel::resumable) polling `pause`
+  // (see backend::ResumeContext), for a request whose arena holds request_arena_bytes(). Returns
+  // true when the Step finished (cursor back at the start); false when a kernel paused: `cursor`
+  // then says where, and a later call with the same arena and cursor carries on from there (the
+  // nodes before it are not run again). A pausable Step with a flag, or one resuming, runs with
+  // plain launches (a graph would freeze the start iteration). After each resumable kernel it
+  // reads the kernel's progress report back, waiting for the stream: free on the CPU, one host
+  // wait per resumable kernel on an asynchronous backend. pause == nullptr at the Step's start is
+  // run_step(step, arena).
+  bool run_step(std::size_t step, void* arena, StepCursor& cursor, const volatile std::int32_t* pause);
+  // Whether Step `step` holds a resumable kernel, i.e. can pause inside (StepInfo::pausable_inside).
+  bool pausable_inside(std::size_t step) const { return plan_.steps.at(step).info.pausable_inside; }
+  // Bytes of one request's arena: the plan's (plan().arena_bytes) and, when some Step can pause
+  // inside, after it the resume area: the progress report and the largest resume state of the
+  // model's kernels (one kernel of a request is paused at a time). The area is never live at a
+  // Step boundary, so boundary dumps leave it out.
+  std::uint64_t request_arena_bytes() const noexcept { return request_arena_bytes_; }
   // Whether the last run_step() launched the Step as a graph (replayed or freshly captured).
   bool last_step_was_graph() const noexcept { return last_step_was_graph_; }
 
@@ -64,6 +90,9 @@ class LoadedModel {
   PooledBuffer workspace_;
   std::unique_ptr<backend::Stream> stream_;
   std::vector<std::string> step_labels_;
+  std::uint64_t request_arena_bytes_ = 0;
+  std::uint64_t progress_offset_ = 0;  // in the arena: backend::ResumeProgress
+  std::uint64_t resume_state_offset_ = 0;
   bool graphs_supported_ = false;
   bool last_step_was_graph_ = false;
   // Last, so it is destroyed first: instances go before the buffers their nodes point into
@@ -71,6 +100,7 @@ class LoadedModel {
   std::unique_ptr<StepGraphs> graphs_;
 
   void launch_step(std::size_t step, void* arena);
+  bool launch_step_from(std::size_t step, void* arena, StepCursor& cursor, const volatile std::int32_t* pause);
 };
 
 }  // namespace loom::runtime

@@ -2,6 +2,8 @@
 // the live bytes of the memory plan at each boundary.
 #include "loom/error.hpp"
 #include "loom/sim.hpp"
+
+#include "sched/step_cost.hpp"
 #include "plan/compiled_model.hpp"
 
 namespace loom::sim {
@@ -34,13 +36,11 @@ SimModel sim_model(const ModelInfo& info) {
               step.working_set_bytes,
               step.live_bytes_after,
               step.cancellation_point};
-    if (step.measured_us > 0) {
-      // The sim runs a Step's memory phase, then its compute phase: splitting the measured time in
-      // the roofline's proportion keeps the Step alone as long as measured.
-      const double roofline = step.compute_us + step.memory_us;
-      s.memory_us = roofline > 0 ? step.measured_us * (step.memory_us / roofline) : 0;
-      s.compute_us = step.measured_us - s.memory_us;
-    }
+    // The sim runs a Step's memory phase, then its compute phase: the measured time split in the
+    // roofline's proportion keeps the Step alone as long as measured.
+    const StepCost cost = sched::scheduling_cost(step);
+    s.compute_us = cost.compute_us;
+    s.memory_us = cost.memory_us;
     sim.steps.push_back(std::move(s));
   }
   return sim;

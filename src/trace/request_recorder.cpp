@@ -28,8 +28,10 @@ void RequestRecorder::begin(Span kind, backend::Stream& stream, std::size_t step
   spans_.push_back({kind, step, stream.record_timed(), nullptr});
 }
 
-void RequestRecorder::end(backend::Stream& stream) {
-  if (!spans_.empty() && !spans_.back().end) spans_.back().end = stream.record_timed();
+void RequestRecorder::end(backend::Stream& stream, std::int64_t paused_at_iteration) {
+  if (spans_.empty() || spans_.back().end) return;
+  spans_.back().end = stream.record_timed();
+  spans_.back().paused_at_iteration = paused_at_iteration;
 }
 
 void RequestRecorder::picked(double at_us, std::size_t step, std::size_t candidates) {
@@ -37,8 +39,8 @@ void RequestRecorder::picked(double at_us, std::size_t step, std::size_t candida
 }
 
 void RequestRecorder::preempted(const char* action, double at_us, double duration_us, std::size_t step,
-                                std::uint64_t bytes) {
-  preemptions_.push_back({action, at_us, duration_us, step, bytes});
+                                std::uint64_t bytes, std::int64_t iteration) {
+  preemptions_.push_back({action, at_us, duration_us, step, bytes, iteration});
 }
 
 TraceEvent RequestRecorder::span_event(const PendingSpan& span, const std::vector<StepInfo>& steps) const {
@@ -67,6 +69,7 @@ TraceEvent RequestRecorder::span_event(const PendingSpan& span, const std::vecto
       if (known)
         for (const auto& op : steps[span.step].ops) ops += (ops.empty() ? "" : ",") + op;
       event.args["ops"] = ops;
+      if (span.paused_at_iteration >= 0) event.args["paused_at_iteration"] = std::to_string(span.paused_at_iteration);
       break;
     }
   }
@@ -86,7 +89,7 @@ void RequestRecorder::complete(const TimelineClock& clock, const std::vector<Ste
       // resolution only over short intervals.
       span.end->synchronize();
       event.duration_us = std::max(0.0, span.end->microseconds_since(*span.start));
-      if (span.kind == Span::step) ++steps_run;
+      if (span.kind == Span::step && span.paused_at_iteration < 0) ++steps_run;  // a paused part is not a Step
       timeline.add(std::move(event));
     } catch (...) {
       // A span that cannot be timed is left out; the request's own outcome is reported elsewhere.
@@ -110,7 +113,8 @@ void RequestRecorder::complete(const TimelineClock& clock, const std::vector<Ste
       const bool known = p.step < steps.size();
       const std::string step_name = known ? steps[p.step].name : "step " + std::to_string(p.step);
       TraceEvent event;
-      event.name = std::string(p.action) + " " + tag + " after " + step_name;
+      event.name = std::string(p.action) + " " + tag + (p.iteration >= 0 ? " inside " : " after ") + step_name;
+      if (p.iteration >= 0) event.name += " at iteration " + std::to_string(p.iteration);
       event.category = "preempt";
       event.track = "host:dispatcher";
       event.start_us = p.at_us;
@@ -118,6 +122,7 @@ void RequestRecorder::complete(const TimelineClock& clock, const std::vector<Ste
       event.args = {{"action", p.action},     {"request", std::to_string(request_)},
                     {"model", model_},        {"step", std::to_string(p.step)},
                     {"step_name", step_name}, {"bytes", std::to_string(p.bytes)}};
+      if (p.iteration >= 0) event.args["iteration"] = std::to_string(p.iteration);
       timeline.add(std::move(event));
     }
     TraceEvent life;

@@ -43,12 +43,17 @@ class RequestRecorder {
 
   // Brackets device work enqueued on `stream` with two timed events (recorded now, resolved later).
   void begin(Span kind, backend::Stream& stream, std::size_t step = 0);
-  void end(backend::Stream& stream);
+  // `paused_at_iteration` >= 0: the Step span ends in a pause inside the Step, before that
+  // iteration (its event carries the iteration; the rest of the Step is another span).
+  void end(backend::Stream& stream, std::int64_t paused_at_iteration = -1);
   // The dispatcher chose this request's Step `step` among `candidates` at `at_us`.
   void picked(double at_us, std::size_t step, std::size_t candidates);
   // A preemption of this request at the boundary after Step `step` (host times): `action` is
-  // "pause", "dump", "restore" or "resume"; `bytes` the live bytes at that boundary.
-  void preempted(const char* action, double at_us, double duration_us, std::size_t step, std::uint64_t bytes);
+  // "pause", "dump", "restore" or "resume"; `bytes` the live bytes at that boundary. With
+  // `iteration` >= 0 it is inside Step `step` instead, before that iteration of its device loop
+  // ("pause" or "resume"), and `bytes` the resume area kept in the request's arena.
+  void preempted(const char* action, double at_us, double duration_us, std::size_t step, std::uint64_t bytes,
+                 std::int64_t iteration = -1);
 
   // Adds the request's events to `timeline`: its copies and Steps (waiting for their events,
   // which the post-process thread has normally passed already), its picks, and its life from
@@ -62,6 +67,7 @@ class RequestRecorder {
     Span kind;
     std::size_t step;
     std::unique_ptr<backend::Event> start, end;
+    std::int64_t paused_at_iteration = -1;
   };
   struct Pick {
     double at_us;
@@ -72,6 +78,7 @@ class RequestRecorder {
     double at_us, duration_us;
     std::size_t step;
     std::uint64_t bytes;
+    std::int64_t iteration;
   };
 
   TraceEvent span_event(const PendingSpan& span, const std::vector<StepInfo>& steps) const;

@@ -45,18 +45,39 @@ class GruKernel final : public OpKernel {
     return floats * sizeof(float) + gemm_bytes;
   }
 
+  // Iteration d * steps + t is time step t of direction d. Pauses happen inside a direction only
+  // (never after its last step, where Y_h is written), so a reverse or bidirectional node pauses
+  // too. The state is h, [batch, H].
+  bool resumable() const noexcept override { return gru_.steps > 1; }
+  std::size_t resume_state_bytes() const override {
+    return static_cast<std::size_t>(gru_.batch * gru_.hidden) * sizeof(float);
+  }
+  std::int32_t resume_iterations() const override { return static_cast<std::int32_t>(gru_.directions * gru_.steps); }
+
  protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace, Stream&) override;
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                Stream&) override {
+    run_from(inputs, outputs, workspace, nullptr);
+  }
+  void run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                          const ResumeContext& context, Stream&) override {
+    run_from(inputs, outputs, workspace, &context);
+  }
 
  private:
-  void run_direction(std::int64_t d, std::span<const void* const> inputs, std::span<void* const> outputs,
-                     const std::int64_t* lengths, float* scratch) const;
+  void run_from(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                const ResumeContext* resume) const;
+  // Runs direction d from time step `first_step` (its state then comes from resume->state).
+  // Returns false when it paused (state saved, progress written).
+  bool run_direction(std::int64_t d, std::span<const void* const> inputs, std::span<void* const> outputs,
+                     const std::int64_t* lengths, float* scratch, std::int64_t first_step,
+                     const ResumeContext* resume) const;
 
   GruSpec gru_;  // attributes and shapes, checked once
 };
 
-void GruKernel::run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
-                         Stream&) {
+void GruKernel::run_from(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                         const ResumeContext* resume) const {
   // Workspace: the rows' lengths first, then the per-direction buffers (see run_direction).
   auto* lengths = static_cast<std::int64_t*>(workspace);
   float* scratch = static_cast<float*>(workspace) + aligned_floats(2 * gru_.batch);
@@ -73,13 +94,21 @@ void GruKernel::run_impl(std::span<const void* const> inputs, std::span<void* co
       lengths[b] = length;
     }
   }
-  // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below.
-  if (float* y = output_ptr(outputs, kGruY)) std::fill(y, y + gru_.y_shape().numel(), 0.0f);
-  for (std::int64_t d = 0; d < gru_.directions; ++d) run_direction(d, inputs, outputs, lengths, scratch);
+  const std::int64_t start = resume ? resume->start_iteration : 0;
+  // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below. A
+  // resumed run finds Y as the paused run left it.
+  if (float* y = output_ptr(outputs, kGruY); y && start == 0) std::fill(y, y + gru_.y_shape().numel(), 0.0f);
+  const std::int64_t start_direction = gru_.steps > 0 ? start / gru_.steps : 0;
+  for (std::int64_t d = start_direction; d < gru_.directions; ++d) {
+    const std::int64_t first_step = d == start_direction ? start - d * gru_.steps : 0;
+    if (!run_direction(d, inputs, outputs, lengths, scratch, first_step, resume)) return;
+  }
+  if (resume) *resume->progress = {static_cast<std::int32_t>(gru_.directions * gru_.steps), 0};
 }
 
-void GruKernel::run_direction(std::int64_t d, std::span<const void* const> inputs, std::span<void* const> outputs,
-                              const std::int64_t* lengths, float* scratch) const {
+bool GruKernel::run_direction(std::int64_t d, std::span<const void* const> inputs, std::span<void* const> outputs,
+                              const std::int64_t* lengths, float* scratch, std::int64_t first_step,
+                              const ResumeContext* resume) const {
   const std::int64_t hidden = gru_.hidden, batch = gru_.batch, gates = 3 * hidden;
   const bool reverse = gru_.reverse_only || d == 1;
   const float* x = static_cast<const float*>(inputs[kGruX]);
@@ -98,6 +127,8 @@ void GruKernel::run_direction(std::int64_t d, std::span<const void* const> input
   float* candidate_in = h + aligned_floats(batch * hidden);  // [batch, H]: r ⊙ H, or H·Rhᵀ when linear before reset
   void* gemm_workspace = candidate_in + aligned_floats(batch * hidden);
 
+  // A resumed run computes the whole projection again (the workspace is the model's, not the
+  // request's): the same call on the same inputs, so the same bits.
   gemm(gru_.steps * batch, gates, gru_.input_size, 1.0f, row_major(x, gru_.input_size), transposed(w, gru_.input_size),
        0.0f, projected, gates, gemm_workspace);
   if (bias) {
@@ -112,7 +143,9 @@ void GruKernel::run_direction(std::int64_t d, std::span<const void* const> input
 
   const std::size_t row_bytes = static_cast<std::size_t>(hidden) * sizeof(float);
   const auto* initial_h = static_cast<const float*>(gru_.has_initial_h ? inputs[kGruInitialH] : nullptr);
-  for (std::int64_t b = 0; b < batch; ++b) {
+  const std::size_t state_bytes = static_cast<std::size_t>(batch * hidden) * sizeof(float);
+  if (first_step > 0) std::memcpy(h, resume->state, state_bytes);
+  for (std::int64_t b = 0; b < batch && first_step == 0; ++b) {
     if (initial_h)
       std::memcpy(h + b * hidden, initial_h + gru_.state_offset(d, b), row_bytes);
     else
@@ -120,7 +153,12 @@ void GruKernel::run_direction(std::int64_t d, std::span<const void* const> input
   }
 
   float* y = output_ptr(outputs, kGruY);
-  for (std::int64_t step = 0; step < gru_.steps; ++step) {
+  for (std::int64_t step = first_step; step < gru_.steps; ++step) {
+    if (resume && step > first_step && pause_requested(resume->pause)) {
+      std::memcpy(resume->state, h, state_bytes);
+      *resume->progress = {static_cast<std::int32_t>(d * gru_.steps + step), 1};
+      return false;
+    }
     // Each row runs its own valid prefix; a reverse row starts at its last valid time step.
     for (std::int64_t b = 0; b < batch; ++b) {
       float* row = step_gates + b * gates;
@@ -171,6 +209,7 @@ void GruKernel::run_direction(std::int64_t d, std::span<const void* const> input
   }
   if (float* y_h = output_ptr(outputs, kGruYh))
     for (std::int64_t b = 0; b < batch; ++b) std::memcpy(y_h + gru_.state_offset(d, b), h + b * hidden, row_bytes);
+  return true;
 }
 
 }  // namespace

@@ -46,18 +46,39 @@ class LstmKernel final : public OpKernel {
     return floats * sizeof(float) + gemm_bytes;
   }
 
+  // Iteration d * steps + t is time step t of direction d. Pauses happen inside a direction only
+  // (never after its last step, where Y_h and Y_c are written), so a reverse or bidirectional
+  // node pauses too. The state is h then c, [batch, H] each.
+  bool resumable() const noexcept override { return lstm_.steps > 1; }
+  std::size_t resume_state_bytes() const override {
+    return 2 * static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * sizeof(float);
+  }
+  std::int32_t resume_iterations() const override { return static_cast<std::int32_t>(lstm_.directions * lstm_.steps); }
+
  protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace, Stream&) override;
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                Stream&) override {
+    run_from(inputs, outputs, workspace, nullptr);
+  }
+  void run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                          const ResumeContext& context, Stream&) override {
+    run_from(inputs, outputs, workspace, &context);
+  }
 
  private:
-  void run_direction(std::int64_t d, bool reverse, std::span<const void* const> inputs, std::span<void* const> outputs,
-                     const std::int64_t* lengths, float* scratch) const;
+  void run_from(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                const ResumeContext* resume) const;
+  // Runs direction d from time step `first_step` (its state then comes from resume->state).
+  // Returns false when it paused (state saved, progress written).
+  bool run_direction(std::int64_t d, bool reverse, std::span<const void* const> inputs, std::span<void* const> outputs,
+                     const std::int64_t* lengths, float* scratch, std::int64_t first_step,
+                     const ResumeContext* resume) const;
 
   LstmSpec lstm_;  // attributes and shapes, checked once
 };
 
-void LstmKernel::run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
-                          Stream&) {
+void LstmKernel::run_from(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                          const ResumeContext* resume) const {
   // Workspace: the rows' lengths first, then the per-direction buffers (see run_direction).
   auto* lengths = static_cast<std::int64_t*>(workspace);
   float* scratch = static_cast<float*>(workspace) + aligned_floats(2 * lstm_.batch);
@@ -74,17 +95,23 @@ void LstmKernel::run_impl(std::span<const void* const> inputs, std::span<void* c
       lengths[b] = length;
     }
   }
+  const std::int64_t start = resume ? resume->start_iteration : 0;
   float* y = output_ptr(outputs, kY);
-  // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below.
-  if (y) std::fill(y, y + lstm_.steps * lstm_.directions * lstm_.batch * lstm_.hidden, 0.0f);
-  for (std::int64_t d = 0; d < lstm_.directions; ++d) {
+  // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below. A
+  // resumed run finds Y as the paused run left it.
+  if (y && start == 0) std::fill(y, y + lstm_.steps * lstm_.directions * lstm_.batch * lstm_.hidden, 0.0f);
+  const std::int64_t start_direction = lstm_.steps > 0 ? start / lstm_.steps : 0;
+  for (std::int64_t d = start_direction; d < lstm_.directions; ++d) {
     const bool reverse = lstm_.reverse_only || d == 1;
-    run_direction(d, reverse, inputs, outputs, lengths, scratch);
+    const std::int64_t first_step = d == start_direction ? start - d * lstm_.steps : 0;
+    if (!run_direction(d, reverse, inputs, outputs, lengths, scratch, first_step, resume)) return;
   }
+  if (resume) *resume->progress = {static_cast<std::int32_t>(lstm_.directions * lstm_.steps), 0};
 }
 
-void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const void* const> inputs,
-                               std::span<void* const> outputs, const std::int64_t* lengths, float* scratch) const {
+bool LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const void* const> inputs,
+                               std::span<void* const> outputs, const std::int64_t* lengths, float* scratch,
+                               std::int64_t first_step, const ResumeContext* resume) const {
   const std::int64_t gates = 4 * lstm_.hidden;
   const float* x = static_cast<const float*>(inputs[kX]);
   const float* w = static_cast<const float*>(inputs[kW]) + d * gates * lstm_.input_size;
@@ -100,6 +127,8 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
   float* c = h + aligned_floats(lstm_.batch * lstm_.hidden);                          // [batch, H]
   void* gemm_workspace = c + aligned_floats(lstm_.batch * lstm_.hidden);
 
+  // A resumed run computes the whole projection again (the workspace is the model's, not the
+  // request's): the same call on the same inputs, so the same bits.
   gemm(lstm_.steps * lstm_.batch, gates, lstm_.input_size, 1.0f, row_major(x, lstm_.input_size),
        transposed(w, lstm_.input_size), 0.0f, projected, gates, gemm_workspace);
   if (bias) {
@@ -112,7 +141,13 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
   const std::size_t row_bytes = static_cast<std::size_t>(lstm_.hidden) * sizeof(float);
   const auto* initial_h = static_cast<const float*>(lstm_.has_initial_h ? inputs[kInitialH] : nullptr);
   const auto* initial_c = static_cast<const float*>(lstm_.has_initial_c ? inputs[kInitialC] : nullptr);
-  for (std::int64_t b = 0; b < lstm_.batch; ++b) {
+  const std::size_t state_floats = static_cast<std::size_t>(lstm_.batch * lstm_.hidden);
+  if (first_step > 0) {
+    const float* saved = static_cast<const float*>(resume->state);
+    std::memcpy(h, saved, state_floats * sizeof(float));
+    std::memcpy(c, saved + state_floats, state_floats * sizeof(float));
+  }
+  for (std::int64_t b = 0; b < lstm_.batch && first_step == 0; ++b) {
     float* h_row = h + b * lstm_.hidden;
     float* c_row = c + b * lstm_.hidden;
     if (initial_h)
@@ -128,7 +163,14 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
   const std::int64_t hidden = lstm_.hidden;
   const float clip = lstm_.clip;
   float* y = output_ptr(outputs, kY);
-  for (std::int64_t step = 0; step < lstm_.steps; ++step) {
+  for (std::int64_t step = first_step; step < lstm_.steps; ++step) {
+    if (resume && step > first_step && pause_requested(resume->pause)) {
+      float* saved = static_cast<float*>(resume->state);
+      std::memcpy(saved, h, state_floats * sizeof(float));
+      std::memcpy(saved + state_floats, c, state_floats * sizeof(float));
+      *resume->progress = {static_cast<std::int32_t>(d * lstm_.steps + step), 1};
+      return false;
+    }
     // Each row runs its own valid prefix; a reverse row starts at its last valid time step.
     for (std::int64_t b = 0; b < lstm_.batch; ++b) {
       float* row = step_gates + b * gates;
@@ -177,6 +219,7 @@ void LstmKernel::run_direction(std::int64_t d, bool reverse, std::span<const voi
     if (y_h) std::memcpy(y_h + lstm_.state_offset(d, b), h + b * hidden, row_bytes);
     if (y_c) std::memcpy(y_c + lstm_.state_offset(d, b), c + b * hidden, row_bytes);
   }
+  return true;
 }
 
 }  // namespace

@@ -346,6 +346,10 @@ __device__ void init_state(const RecurrentModel& m, const RecurrentRun& run, int
     const long long at = i / units * m.hidden + j0 + i % units;  // [layer, batch] row, then unit
     h[at] = run.initial_h ? static_cast<const T*>(run.initial_h)[at] : from_float<T>(0.0f);
     if (m.gru) continue;
+    if (m.cell_f32 && run.initial_c_f32) {
+      static_cast<float*>(run.c_state)[at] = run.initial_c ? static_cast<const float*>(run.initial_c)[at] : 0.0f;
+      continue;
+    }
     const T c0 = run.initial_c ? static_cast<const T*>(run.initial_c)[at] : from_float<T>(0.0f);
     if (m.cell_f32)
       static_cast<float*>(run.c_state)[at] = to_float(c0);
@@ -364,7 +368,9 @@ __device__ void write_final(const RecurrentModel& m, const RecurrentRun& run, in
   for (long long i = first; i < n; i += stride) {
     const long long at = i / units * m.hidden + j0 + i % units;
     if (run.final_h) static_cast<T*>(run.final_h)[at] = load_cg(h + at);
-    if (run.final_c && !m.gru)
+    if (run.final_c && !m.gru && m.cell_f32 && run.final_c_f32)
+      static_cast<float*>(run.final_c)[at] = load_cg(static_cast<const float*>(run.c_state) + at);
+    else if (run.final_c && !m.gru)
       static_cast<T*>(run.final_c)[at] =
           m.cell_f32 ? from_float<T>(load_cg(static_cast<const float*>(run.c_state) + at)) : load_cg(cell + at);
   }
@@ -530,6 +536,28 @@ __global__ void finish_kernel(__grid_constant__ const RecurrentModel m, const Re
   if (blockIdx.x == 0 && threadIdx.x == 0 && run.status) {
     run.status->steps_run = steps_run;
     run.status->paused = run.control->paused;
+  }
+}
+
+// --- after a resumable run ---
+
+// One thread writes the progress; on a finished run every thread copies part of the final state.
+template <class T>
+__global__ void resume_report_kernel(const RecurrentStatus* status, int start_step, int total_steps, long long elements,
+                                     const T* final_h, const void* final_c, bool final_c_f32, T* out_h, T* out_c,
+                                     RecurrentProgress* progress) {
+  const bool paused = status->paused != 0;
+  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (first == 0) {
+    progress->next_step = paused ? start_step + status->steps_run : total_steps;
+    progress->paused = paused ? 1 : 0;
+  }
+  if (paused) return;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = first; i < elements; i += stride) {
+    if (out_h) out_h[i] = final_h[i];
+    if (out_c)
+      out_c[i] = final_c_f32 ? from_float<T>(static_cast<const float*>(final_c)[i]) : static_cast<const T*>(final_c)[i];
   }
 }
 
@@ -721,6 +749,26 @@ void launch_recurrent_persistent(const RecurrentModel& m, const PersistentPlan& 
   config.attrs = &attribute;
   config.numAttrs = 1;
   LOOM_CUDA_CHECK(cudaLaunchKernelEx(&config, fn, m, run, plan.units_per_block, tile));
+}
+
+void launch_recurrent_resume_report(const RecurrentModel& m, const RecurrentStatus* status, int start_step,
+                                    int total_steps, std::size_t elements, const void* final_h, const void* final_c,
+                                    bool final_c_f32, void* out_h, void* out_c, RecurrentProgress* progress,
+                                    cudaStream_t stream) {
+  require_dtype(m, "launch_recurrent_resume_report");
+  if ((out_h && !final_h) || (out_c && !final_c))
+    throw Error(ErrorCode::internal, "launch_recurrent_resume_report: an output state without its final state");
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<std::size_t>((elements + kThreads - 1) / kThreads, std::size_t{1}, 1024));
+  const auto n = static_cast<long long>(elements);
+  if (m.dtype == DType::f16)
+    resume_report_kernel<__half><<<blocks, kThreads, 0, stream>>>(
+        status, start_step, total_steps, n, static_cast<const __half*>(final_h), final_c, final_c_f32,
+        static_cast<__half*>(out_h), static_cast<__half*>(out_c), progress);
+  else
+    resume_report_kernel<float><<<blocks, kThreads, 0, stream>>>(
+        status, start_step, total_steps, n, static_cast<const float*>(final_h), final_c, final_c_f32,
+        static_cast<float*>(out_h), static_cast<float*>(out_c), progress);
 }
 
 StepPlan plan_recurrent_steps(const RecurrentModel& m, int device) {

@@ -75,6 +75,10 @@ struct RecurrentRun {
   void* final_c = nullptr;                       // may be null
   const volatile std::int32_t* pause = nullptr;  // mapped host flag, checked once per step; may be null
   RecurrentStatus* status = nullptr;             // may be null
+  // LSTM with RecurrentModel::cell_f32 only: initial_c / final_c hold c in f32 instead of dtype,
+  // so that a paused run's cell state resumes unrounded (the ONNX LSTM op's resumable runs).
+  bool initial_c_f32 = false;
+  bool final_c_f32 = false;
   // Scratch, carved by bind_recurrent_scratch().
   void* h_state = nullptr;     // [2][layers][batch][H] dtype: h by step parity
   void* c_state = nullptr;     // [layers][batch][H] dtype (LSTM; f32 with RecurrentModel::cell_f32)
@@ -111,6 +115,22 @@ PersistentPlan plan_recurrent_persistent(const RecurrentModel& model, int device
 // co-residency). `run` must be bound to scratch and carry x_proj when steps remain.
 void launch_recurrent_persistent(const RecurrentModel& model, const PersistentPlan& plan, const RecurrentRun& run,
                                  cudaStream_t stream);
+
+// How far a resumable run got (the layout of backend::ResumeProgress).
+struct RecurrentProgress {
+  std::int32_t next_step;  // loop positions done, counting earlier runs
+  std::int32_t paused;
+};
+
+// Enqueued after a single-layer run that reported into `status` and left its final state in
+// `final_h` (dtype) and `final_c` (LSTM, f32 when `final_c_f32`, else dtype; null for GRU):
+// writes *progress = {start_step + steps_run, 1} when the run paused, else {total_steps, 0}, and
+// only when it finished copies `elements` (batch*H) values of the state to out_h / out_c (either
+// may be null), c rounded to dtype as the loop rounds final_c.
+void launch_recurrent_resume_report(const RecurrentModel& model, const RecurrentStatus* status, int start_step,
+                                    int total_steps, std::size_t elements, const void* final_h, const void* final_c,
+                                    bool final_c_f32, void* out_h, void* out_c, RecurrentProgress* progress,
+                                    cudaStream_t stream);
 
 // --- step kernels: ordinary grids, the run's arguments read from device memory ---
 

@@ -37,7 +37,10 @@
 //     saves its state into the request's arena and returns; the request is then paused inside the
 //     Step (trace "pause" with the iteration), and resumes (trace "resume") from that iteration
 //     like a request paused at a boundary. It keeps its arena: only boundary pauses are dumped.
-//     The flag is cleared as the Step returns, paused or not.
+//     The flag is cleared as the Step returns, paused or not. A pausable Step runs armed only once
+//     a request of a class above its own has been submitted to this executor (top_class_submitted):
+//     armed, a device loop costs a host wait on CUDA and cannot be a graph, so a workload of one
+//     class pays nothing; the very first higher-class request may find a Step running unarmed.
 //   - Deadlines: a request whose deadline passes before its first Step fails with
 //     Error(deadline_exceeded), checked in pre-process and at each decision.
 #include "loom/executor.hpp"
@@ -155,8 +158,13 @@ struct Executor::Impl {
   std::condition_variable handed_over_changed;        // for pausable_step_hook's wait
   RunningPausable running;                            // guarded by running_mutex
   std::array<std::uint64_t, kClasses> handed_over{};  // per class, guarded by running_mutex
-  bool pre_process_done = false;                      // guarded by running_mutex
-  profile::ActiveProfile profile;                     // resolved from options.profile at start
+  // The highest class ever submitted (class_index), -1 before the first request. A pausable Step
+  // runs armed only when a class above its request's has been submitted at some point: arming
+  // costs a host wait per device loop on CUDA (the progress read-back) and rules out its graph,
+  // so with nothing of a higher class ever seen, pausable Steps run exactly as other Steps do.
+  std::atomic<int> top_class_submitted{-1};
+  bool pre_process_done = false;   // guarded by running_mutex
+  profile::ActiveProfile profile;  // resolved from options.profile at start
   Timeline timeline;
   std::unique_ptr<trace::TimelineClock> timeline_clock;  // set when options.record_timeline
   Clock::time_point epoch = Clock::now();
@@ -331,9 +339,12 @@ struct Executor::Impl {
   bool run_next_step(Request& request, Priority top, const std::array<std::uint64_t, kClasses>& seen) {
     auto& model = *request.model;
     backend::PauseFlag* flag = request.pause_flag.get();
-    if (!flag || request.needs_boundary || !model.pausable_inside(request.next_step))
-      return model.run_step(request.next_step, request.arena.get(), request.cursor, nullptr);
     const Priority priority = request.options.priority;
+    const bool higher_class_seen =
+        top_class_submitted.load() > static_cast<int>(class_index(priority)) || options.pausable_step_hook;
+    if (!flag || request.needs_boundary || !model.pausable_inside(request.next_step) ||
+        (!higher_class_seen && request.cursor.at_start()))
+      return model.run_step(request.next_step, request.arena.get(), request.cursor, nullptr);
     {
       std::lock_guard lock(running_mutex);
       running = {flag, priority};
@@ -790,6 +801,9 @@ struct Executor::Impl {
     if (!accepting) throw Error(ErrorCode::shutdown, "the executor is shut down; request for '" + name + "' refused");
     auto& model = find(name);
     check_inputs(model, inputs);
+    const int cls = static_cast<int>(class_index(options.priority));
+    for (int top = top_class_submitted.load(); cls > top && !top_class_submitted.compare_exchange_weak(top, cls);) {
+    }
     auto request = std::make_unique<Request>();
     request->id = next_id++;
     request->model = &model;

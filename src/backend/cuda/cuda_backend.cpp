@@ -2,8 +2,13 @@
 #include "backend/cuda/cuda_backend.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/cuda_op_kernel.hpp"
@@ -199,6 +204,98 @@ CudaStream& as_cuda_stream(Stream& stream) {
   return *cuda_stream;
 }
 
+// --- pause flags ---
+
+// Mapped pinned pages cut into one flag word per cache line (host threads setting neighbouring
+// flags do not contend), handed out and taken back under a lock. The pages go when the backend
+// and every flag made from them are gone.
+class PauseWordPool {
+ public:
+  struct Word {
+    volatile std::int32_t* host = nullptr;
+    const volatile std::int32_t* device = nullptr;
+  };
+
+  explicit PauseWordPool(int device) noexcept : device_(device) {}
+  ~PauseWordPool() {
+    for (void* page : pages_) LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(page));
+  }
+  PauseWordPool(const PauseWordPool&) = delete;
+  PauseWordPool& operator=(const PauseWordPool&) = delete;
+
+  // A cleared word.
+  Word take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) grow();
+    const Word word = free_.back();
+    free_.pop_back();
+    __atomic_store_n(word.host, 0, __ATOMIC_RELEASE);
+    return word;
+  }
+  // Never reallocates: grow() reserved room for every word.
+  void give_back(Word word) noexcept {
+    std::lock_guard lock(mutex_);
+    free_.push_back(word);
+  }
+
+ private:
+  static constexpr std::size_t kPageBytes = 4096;
+  static constexpr std::size_t kWordStride = 64;
+
+  void grow() {
+    const std::size_t words = kPageBytes / kWordStride;
+    // Everything that can throw after the allocation is done before it.
+    pages_.reserve(pages_.size() + 1);
+    free_.reserve((pages_.size() + 1) * words);
+    DeviceGuard guard(device_);
+    void* page = nullptr;
+    const cudaError_t status = cudaHostAlloc(&page, kPageBytes, cudaHostAllocMapped);
+    if (status == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      throw Error(ErrorCode::out_of_memory, "CUDA device " + std::to_string(device_) +
+                                                ": cannot allocate mapped pinned host memory for pause flags");
+    }
+    LOOM_CUDA_CHECK(status);
+    void* mapped = nullptr;
+    const cudaError_t mapping = cudaHostGetDevicePointer(&mapped, page, 0);
+    if (mapping != cudaSuccess) {
+      LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(page));
+      LOOM_CUDA_CHECK(mapping);
+    }
+    pages_.push_back(page);
+    for (std::size_t i = 0; i < words; ++i) {
+      auto* host = reinterpret_cast<volatile std::int32_t*>(static_cast<std::byte*>(page) + i * kWordStride);
+      *host = 0;
+      free_.push_back({host, reinterpret_cast<const volatile std::int32_t*>(static_cast<const std::byte*>(mapped) +
+                                                                            i * kWordStride)});
+    }
+  }
+
+  int device_;
+  std::mutex mutex_;
+  std::vector<void*> pages_;
+  std::vector<Word> free_;
+};
+
+namespace {
+
+class MappedPauseFlag final : public PauseFlag {
+ public:
+  MappedPauseFlag(std::shared_ptr<PauseWordPool> pool, PauseWordPool::Word word) noexcept
+      : PauseFlag(word.host, word.device), pool_(std::move(pool)), word_(word) {}
+  ~MappedPauseFlag() override { pool_->give_back(word_); }
+
+ private:
+  std::shared_ptr<PauseWordPool> pool_;
+  PauseWordPool::Word word_;
+};
+
+}  // namespace
+
+std::unique_ptr<PauseFlag> CudaBackend::create_pause_flag() {
+  return std::make_unique<MappedPauseFlag>(pause_words_, pause_words_->take());
+}
+
 // --- CudaBackend ---
 
 namespace {
@@ -226,7 +323,7 @@ double fp16_tensor_flops_per_sm_clock(int major, int minor) {
 
 }  // namespace
 
-CudaBackend::CudaBackend(int device) : device_(device) {
+CudaBackend::CudaBackend(int device) : device_(device), pause_words_(std::make_shared<PauseWordPool>(device)) {
   const int count = cuda_device_count();
   if (device < 0 || device >= count)
     throw Error(ErrorCode::backend,

@@ -84,6 +84,10 @@ class CudaStream final : public Stream {
 // The CudaStream behind a Stream handed to the CUDA backend; throws Error(internal) for any other.
 CudaStream& as_cuda_stream(Stream& stream);
 
+// Pause-flag words in mapped pinned host memory, shared by a backend and the flags it made
+// (defined in cuda_backend.cpp).
+class PauseWordPool;
+
 class CudaBackend final : public Backend {
  public:
   // Opens `device`; throws Error(backend) when it does not exist or cannot be initialised.
@@ -105,6 +109,11 @@ class CudaBackend final : public Backend {
   void deallocate_host(void* ptr) noexcept override;
   void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
                Stream& stream) override;
+  // A word of mapped pinned host memory (cudaHostAllocMapped): the host sets it, a running kernel
+  // polls it through its device address. Words come from shared pages, so a flag per request
+  // costs no pinned allocation (cudaHostAlloc and cudaFreeHost can stall the device's streams).
+  // Throws Error(out_of_memory) when no pinned page can be had. A flag may outlive the backend.
+  std::unique_ptr<PauseFlag> create_pause_flag() override;
   bool supports_graphs() const noexcept override { return true; }
   // Probe kernels relaunched on their own least-urgent stream (backend/cuda/probe.hpp).
   std::unique_ptr<Probe> start_probe(ProbeKind kind) override;
@@ -129,6 +138,7 @@ class CudaBackend final : public Backend {
   int least_priority_ = 0, greatest_priority_ = 0;
   std::mutex creation_mutex_;
   CudnnHandle creation_cudnn_;
+  std::shared_ptr<PauseWordPool> pause_words_;  // pages allocated on first use
 };
 
 }  // namespace loom::backend::cuda

@@ -4,6 +4,7 @@
 // run, per step, the recurrent products on cuBLAS and the fused cell kernels. With linear_before_reset = 0 the reset
 // gate must be known before the candidate's product (r ⊙ h)·Rhᵀ, so a step is GEMM, reset kernel, GEMM, update kernel;
 // with 1 it is one GEMM over all of R and the update kernel. Gate products are f32 whatever the model dtype.
+// Single-direction nodes on the device loop can pause inside (OpKernel::run_resumable, rnn_device_loop.hpp).
 #include <optional>
 
 #include "gru_cell.cuh"
@@ -43,15 +44,22 @@ class GruKernel final : public CudaOpKernel {
     return x_gates_bytes_ + h_gates_bytes_ + 2 * h_bytes_;
   }
 
+  // Pausing inside: only on the device loop with one direction (RnnDeviceLoop::resumable); the
+  // per-step path and bidirectional nodes run whole. Iteration t is loop position t.
+  bool resumable() const noexcept override { return device_loop_ && device_loop_->resumable(); }
+  std::size_t resume_state_bytes() const override { return resumable() ? device_loop_->resume_state_bytes() : 0; }
+  std::int32_t resume_iterations() const override { return resumable() ? static_cast<std::int32_t>(gru_.steps) : 0; }
+
  protected:
+  void run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                          const ResumeContext& context, Stream& stream) override {
+    device_loop_->run_resumable(*this, loop_args(inputs, outputs), workspace, context, stream);
+  }
+
   void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
               CudaStream& stream) override {
     if (device_loop_) {
-      const auto in = [&](std::size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
-      const auto out = [&](std::size_t i) { return i < outputs.size() ? outputs[i] : nullptr; };
-      device_loop_->launch({in(kGruX), in(kGruW), in(kGruR), in(kGruB), in(kGruSequenceLens), in(kGruInitialH), nullptr,
-                            out(kGruY), out(kGruYh), nullptr},
-                           workspace, stream);
+      device_loop_->launch(loop_args(inputs, outputs), workspace, stream);
       return;
     }
     auto* scratch = static_cast<std::byte*>(workspace);
@@ -147,6 +155,13 @@ class GruKernel final : public CudaOpKernel {
   }
 
  private:
+  static RnnDeviceLoopArgs loop_args(std::span<const void* const> inputs, std::span<void* const> outputs) {
+    const auto in = [&](std::size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
+    const auto out = [&](std::size_t i) { return i < outputs.size() ? outputs[i] : nullptr; };
+    return {in(kGruX),        in(kGruW), in(kGruR),  in(kGruB),   in(kGruSequenceLens),
+            in(kGruInitialH), nullptr,   out(kGruY), out(kGruYh), nullptr};
+  }
+
   DType dtype_;
   GruSpec gru_;  // attributes and shapes, checked once
   std::size_t x_gates_bytes_ = 0, h_gates_bytes_ = 0, h_bytes_ = 0;

@@ -3,7 +3,8 @@
 // peepholes, clip or input_forget, default activations, layout 0) then run every step in one
 // persistent launch; the others run h·Rᵀ on cuBLAS and the fused cell kernel per step, which also
 // writes Y_h and Y_c at the last step. On both paths gate products and the cell state are f32
-// whatever the model dtype, so f16 models only round h.
+// whatever the model dtype, so f16 models only round h. Single-direction nodes on the device loop
+// can pause inside (OpKernel::run_resumable, rnn_device_loop.hpp).
 #include <optional>
 
 #include "lstm_cell.cuh"
@@ -49,15 +50,22 @@ class LstmKernel final : public CudaOpKernel {
     return x_gates_bytes_ + h_gates_bytes_ + h_bytes_ + c_bytes_;
   }
 
+  // Pausing inside: only on the device loop with one direction (RnnDeviceLoop::resumable); the
+  // per-step path and bidirectional nodes run whole. Iteration t is loop position t.
+  bool resumable() const noexcept override { return device_loop_ && device_loop_->resumable(); }
+  std::size_t resume_state_bytes() const override { return resumable() ? device_loop_->resume_state_bytes() : 0; }
+  std::int32_t resume_iterations() const override { return resumable() ? static_cast<std::int32_t>(lstm_.steps) : 0; }
+
  protected:
+  void run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                          const ResumeContext& context, Stream& stream) override {
+    device_loop_->run_resumable(*this, loop_args(inputs, outputs), workspace, context, stream);
+  }
+
   void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
               CudaStream& stream) override {
     if (device_loop_) {
-      const auto in = [&](int i) { return i < static_cast<int>(inputs.size()) ? inputs[i] : nullptr; };
-      const auto out = [&](int i) { return i < static_cast<int>(outputs.size()) ? outputs[i] : nullptr; };
-      device_loop_->launch({in(kX), in(kW), in(kR), in(kB), in(kSequenceLens), in(kInitialH), in(kInitialC), out(kY),
-                            out(kYH), out(kYC)},
-                           workspace, stream);
+      device_loop_->launch(loop_args(inputs, outputs), workspace, stream);
       return;
     }
     auto* scratch = static_cast<std::byte*>(workspace);
@@ -148,6 +156,13 @@ class LstmKernel final : public CudaOpKernel {
   }
 
  private:
+  static RnnDeviceLoopArgs loop_args(std::span<const void* const> inputs, std::span<void* const> outputs) {
+    const auto in = [&](int i) { return i < static_cast<int>(inputs.size()) ? inputs[i] : nullptr; };
+    const auto out = [&](int i) { return i < static_cast<int>(outputs.size()) ? outputs[i] : nullptr; };
+    return {in(kX),        in(kW),        in(kR),  in(kB),   in(kSequenceLens),
+            in(kInitialH), in(kInitialC), out(kY), out(kYH), out(kYC)};
+  }
+
   DType dtype_;
   LstmSpec lstm_;  // attributes and shapes, checked once
   std::size_t x_gates_bytes_ = 0, h_gates_bytes_ = 0, h_bytes_ = 0, c_bytes_ = 0;

@@ -2,9 +2,11 @@
 // default activations, no clip, no peepholes, no input_forget, layout 0, f32 or f16), each
 // direction's whole sequence runs in one launch of the recurrent decoder's persistent kernel
 // (kernels/decode_recurrent.cuh) instead of a cuBLAS product and a cell kernel per time step.
+// With one direction the loop can also pause at a step and resume from it (run_resumable).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "backend/cuda/cuda_backend.hpp"
@@ -38,21 +40,44 @@ class RnnDeviceLoop {
   static std::optional<RnnDeviceLoop> plan(const RnnSpec& rnn, bool gru, bool linear_before_reset, DType dtype,
                                            bool op_specific_ok, int device);
 
-  // Workspace bytes for the loop: X·Wᵀ for every step (f32), the loop's scratch and, with two
-  // directions, a [T, B, H] staging buffer for Y.
-  std::size_t workspace_bytes() const noexcept { return x_proj_bytes_ + scratch_bytes_ + y_stage_bytes_; }
+  // Workspace bytes for the loop: X·Wᵀ for every step (f32), the loop's scratch, with two
+  // directions a [T, B, H] staging buffer for Y, and the loop's status word (resumable runs).
+  std::size_t workspace_bytes() const noexcept {
+    return x_proj_bytes_ + scratch_bytes_ + y_stage_bytes_ + status_bytes_;
+  }
 
   // Enqueues, per direction: the X·Wᵀ GEMM, then one persistent launch for every step. Y rows
   // past their sequence length are zeros; Y_h / Y_c hold each row's last state.
   void launch(const RnnDeviceLoopArgs& args, void* workspace, CudaStream& stream) const;
 
+  // Pausing inside the loop (OpKernel::run_resumable): one direction only, iteration = loop
+  // position (time step, or time len-1-p of a reverse row). Two directions would need a pause
+  // point between the launches and a staged Y that survives it; they run whole instead.
+  bool resumable() const noexcept { return rnn_.directions == 1 && rnn_.steps > 1; }
+  // ResumeContext::state: h [B, H] in the dtype, then (LSTM) c [B, H] in f32 — the loop keeps c in
+  // f32, and rounding it at a pause would change the resumed steps. X·Wᵀ is recomputed on resume.
+  std::size_t resume_state_bytes() const noexcept;
+  // As launch() for the single direction, from loop position context.start_iteration (state from
+  // context.state when above 0, else the op's initial states), pausing where the kernel sees
+  // context.pause set; the final state goes to context.state, then a small kernel writes
+  // *context.progress and, only when the run finished, Y_h / Y_c. Y is not cleared on resume: the
+  // earlier runs wrote its first positions. Device current, launch error checked and reported as
+  // `kernel`'s (as CudaOpKernel does for run()).
+  void run_resumable(const OpKernel& kernel, const RnnDeviceLoopArgs& args, void* workspace,
+                     const ResumeContext& context, Stream& stream) const;
+
  private:
   RnnDeviceLoop() = default;
+
+  // Direction d's X·W_dᵀ into the workspace's x_proj, and the model and run for its launch as
+  // launch() makes them (output, initial and final states at the op's tensors; no pause).
+  void prepare_direction(const RnnDeviceLoopArgs& args, std::int64_t d, void* workspace, CudaStream& stream,
+                         kernels::decode::RecurrentModel& model, kernels::decode::RecurrentRun& run) const;
 
   RnnSpec rnn_;
   kernels::decode::RecurrentModel model_;  // weight pointers filled per launch
   kernels::decode::PersistentPlan plan_;
-  std::size_t x_proj_bytes_ = 0, scratch_bytes_ = 0, y_stage_bytes_ = 0;
+  std::size_t x_proj_bytes_ = 0, scratch_bytes_ = 0, y_stage_bytes_ = 0, status_bytes_ = 0;
 };
 
 }  // namespace loom::backend::cuda

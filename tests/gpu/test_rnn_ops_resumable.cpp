@@ -385,67 +385,29 @@ IntraStepRun run_with_urgent(const Model& long_model, const std::vector<Tensor>&
                              const std::vector<Tensor>& urgent_in, int urgent_count) {
   IntraStepRun result;
   const std::string urgent_name = urgent_model ? "urgent" : "long";
-  std::mutex mutex;
-  bool armed = false;
-  std::vector<std::future<Outputs>> futures;  // the long request's, then the urgent ones'
-  futures.reserve(static_cast<std::size_t>(urgent_count) + 1);
-  std::uint64_t handed = 0;
-  std::unique_ptr<Executor> ex;
-  auto submit = [&](const std::string& model, const std::vector<Tensor>& inputs, Priority priority,
-                    const std::string& label) {
-    auto done = std::make_shared<std::promise<Outputs>>();
-    futures.push_back(done->get_future());
-    RequestOptions ro;
-    ro.priority = priority;
-    ++handed;
-    ex->submit(
-        model, inputs,
-        [&, done, label](std::exception_ptr error, Outputs outputs) {
-          {
-            std::lock_guard lock(mutex);
-            result.completion_order.push_back(label);
-          }
-          if (error)
-            done->set_exception(error);
-          else
-            done->set_value(std::move(outputs));
-        },
-        ro);
-  };
+  test_support::UrgentInjector injector(urgent_name, urgent_in, urgent_count);
   ExecutorOptions options = cuda_options();
-  options.pausable_step_hook = [&](const std::string& model, std::size_t, std::int32_t iteration) -> std::uint64_t {
-    std::lock_guard lock(mutex);
-    if (!armed) return 0;
-    const auto submitted = static_cast<int>(futures.size()) - 1;
-    if (model != "long" || submitted >= urgent_count || iteration != submitted) return 0;
-    submit(urgent_name, urgent_in, Priority::urgent, "urgent");
-    return handed;
-  };
-  ex = std::make_unique<Executor>(options);
-  ex->load(long_model, "long");
-  if (urgent_model) ex->load(*urgent_model, "urgent");
-  result.recurrent_step = recurrent_step(ex->model_info("long"));
+  injector.install(options);
+  Executor ex(options);
+  injector.attach(ex);
+  ex.load(long_model, "long");
+  if (urgent_model) ex.load(*urgent_model, "urgent");
+  result.recurrent_step = recurrent_step(ex.model_info("long"));
 
-  // Alone first; each of these counts as one request handed to the dispatcher.
+  // Alone first (graph captures and algorithm choices out of the way, then the references); the
+  // hook is not armed yet. Each of these counts as one request handed to the dispatcher.
   for (int i = 0; i < 2; ++i) {
-    ex->submit("long", long_in).get();
-    ex->submit(urgent_name, urgent_in).get();
+    ex.submit("long", long_in).get();
+    ex.submit(urgent_name, urgent_in).get();
   }
-  result.long_alone = ex->submit("long", long_in).get();
-  result.urgent_alone = ex->submit(urgent_name, urgent_in).get();
-  std::future<Outputs>* long_future = nullptr;
-  {
-    std::lock_guard lock(mutex);
-    handed = 6;
-    armed = true;
-    submit("long", long_in, Priority::normal, "long");
-    long_future = &futures.front();  // futures never reallocates: reserved above
-  }
-  result.long_outputs = long_future->get();
-  ex->shutdown();  // every urgent request was submitted before the long one finished
-  for (std::size_t i = 1; i < futures.size(); ++i) result.urgent_outputs.push_back(futures[i].get());
-  result.stats = ex->stats();
-  for (auto& e : ex->timeline().events())
+  result.long_alone = ex.submit("long", long_in).get();
+  result.urgent_alone = ex.submit(urgent_name, urgent_in).get();
+  result.long_outputs = injector.run_long(long_in, 6);
+  ex.shutdown();
+  result.urgent_outputs = injector.urgent_outputs();
+  result.completion_order = injector.completion_order();
+  result.stats = ex.stats();
+  for (auto& e : ex.timeline().events())
     if (e.category == "preempt" && e.args["request"] == "6") result.long_preemptions.push_back(e);
   std::sort(result.long_preemptions.begin(), result.long_preemptions.end(),
             [](const TraceEvent& a, const TraceEvent& b) { return a.start_us < b.start_us; });

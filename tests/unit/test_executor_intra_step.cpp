@@ -337,58 +337,19 @@ IntraStepRun run_with_urgent(ExecutorOptions options, const Model& long_model, c
                              const Model& urgent_model, const std::string& urgent_name,
                              const std::vector<Tensor>& urgent_in, int urgent_count) {
   IntraStepRun result;
-  std::mutex mutex;
-  std::vector<std::future<Outputs>> futures;  // the long request's, then the urgent ones'
-  futures.reserve(static_cast<std::size_t>(urgent_count) + 1);
-  std::uint64_t handed = 0;
-  std::unique_ptr<Executor> ex;
-  // Submits under `mutex`; the callback records the completion order.
-  auto submit = [&](const std::string& model, const std::vector<Tensor>& inputs, Priority priority,
-                    const std::string& label) {
-    auto done = std::make_shared<std::promise<Outputs>>();
-    futures.push_back(done->get_future());
-    RequestOptions ro;
-    ro.priority = priority;
-    ++handed;
-    ex->submit(
-        model, inputs,
-        [&, done, label](std::exception_ptr error, Outputs outputs) {
-          {
-            std::lock_guard lock(mutex);
-            result.completion_order.push_back(label);
-          }
-          if (error)
-            done->set_exception(error);
-          else
-            done->set_value(std::move(outputs));
-        },
-        ro);
-  };
-  options.pausable_step_hook = [&](const std::string& model, std::size_t, std::int32_t iteration) -> std::uint64_t {
-    std::lock_guard lock(mutex);
-    ++result.hook_calls;
-    const auto submitted = static_cast<int>(futures.size()) - 1;
-    if (model != "long" || submitted >= urgent_count || iteration != submitted) return 0;
-    submit(urgent_name, urgent_in, Priority::urgent, "urgent");
-    return handed;
-  };
-  ex = std::make_unique<Executor>(options);
-  ex->load(long_model, "long");
-  if (urgent_name != "long") ex->load(urgent_model, urgent_name);
-  {
-    std::lock_guard lock(mutex);
-    submit("long", long_in, Priority::normal, "long");
-  }
-  std::future<Outputs>* long_future = nullptr;
-  {
-    std::lock_guard lock(mutex);
-    long_future = &futures.front();
-  }
-  result.long_outputs = long_future->get();  // futures never reallocates: reserved below
-  ex->shutdown();                            // every urgent request was submitted before the long one finished
-  for (std::size_t i = 1; i < futures.size(); ++i) result.urgent_outputs.push_back(futures[i].get());
-  result.stats = ex->stats();
-  result.long_preemptions = preempt_events(*ex, 0);
+  test_support::UrgentInjector injector(urgent_name, urgent_in, urgent_count);
+  injector.install(options);
+  Executor ex(options);
+  injector.attach(ex);
+  ex.load(long_model, "long");
+  if (urgent_name != "long") ex.load(urgent_model, urgent_name);
+  result.long_outputs = injector.run_long(long_in, 0);
+  ex.shutdown();
+  result.urgent_outputs = injector.urgent_outputs();
+  result.completion_order = injector.completion_order();
+  result.hook_calls = injector.hook_calls();
+  result.stats = ex.stats();
+  result.long_preemptions = preempt_events(ex, 0);
   return result;
 }
 

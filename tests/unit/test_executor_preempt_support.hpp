@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/executor.hpp"
@@ -160,6 +161,97 @@ inline void expect_preempted_once(const PairRun& run, const Outputs& long_alone,
   EXPECT_EQ(run.long_preemptions.back().args.at("action"), "resume");
   for (const auto& e : run.long_preemptions) EXPECT_EQ(e.args.at("step"), std::to_string(step));
 }
+
+// Urgent requests injected into a long request's pausable Step (ExecutorOptions::
+// pausable_step_hook), for the CPU and CUDA tests of pausing inside a Step. Once start() has
+// submitted the long request, the first `urgent_count` times model "long"'s pausable Step is about
+// to run or resume at iteration k == the urgent requests so far, one urgent request (to
+// `urgent_name`) goes in and the launch waits until it reached the dispatcher; each pause then
+// comes after one iteration. Records the order in which the requests completed.
+class UrgentInjector {
+ public:
+  UrgentInjector(std::string urgent_name, std::vector<Tensor> urgent_in, int urgent_count)
+      : urgent_name_(std::move(urgent_name)), urgent_in_(std::move(urgent_in)), urgent_count_(urgent_count) {
+    futures_.reserve(static_cast<std::size_t>(urgent_count) + 1);  // never reallocates: see start()
+  }
+
+  // Sets the hook in `options`; the executor made from them must then be given to attach().
+  void install(ExecutorOptions& options) {
+    options.pausable_step_hook = [this](const std::string& model, std::size_t,
+                                        std::int32_t iteration) -> std::uint64_t {
+      std::lock_guard lock(mutex_);
+      ++hook_calls_;
+      const auto submitted = static_cast<int>(futures_.size()) - 1;
+      if (!armed_ || model != "long" || submitted >= urgent_count_ || iteration != submitted) return 0;
+      submit_locked(urgent_name_, urgent_in_, Priority::urgent, "urgent");
+      return handed_;
+    };
+  }
+  void attach(Executor& executor) { executor_ = &executor; }
+
+  // Arms the hook and submits the long request to "long"; `handed_before` is the number of
+  // requests the executor was handed before. Returns the long request's outputs once done.
+  Outputs run_long(const std::vector<Tensor>& long_in, std::uint64_t handed_before) {
+    std::future<Outputs>* long_future = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      handed_ = handed_before;
+      armed_ = true;
+      submit_locked("long", long_in, Priority::normal, "long");
+      long_future = &futures_.front();
+    }
+    return long_future->get();
+  }
+  // The urgent requests' outputs, in submission order; call after the executor's shutdown() (every
+  // urgent request was submitted before the long one finished).
+  std::vector<Outputs> urgent_outputs() {
+    std::vector<Outputs> outputs;
+    for (std::size_t i = 1; i < futures_.size(); ++i) outputs.push_back(futures_[i].get());
+    return outputs;
+  }
+  std::vector<std::string> completion_order() const {
+    std::lock_guard lock(mutex_);
+    return order_;
+  }
+  int hook_calls() const {
+    std::lock_guard lock(mutex_);
+    return hook_calls_;
+  }
+
+ private:
+  void submit_locked(const std::string& model, const std::vector<Tensor>& inputs, Priority priority,
+                     const std::string& label) {
+    auto done = std::make_shared<std::promise<Outputs>>();
+    futures_.push_back(done->get_future());
+    RequestOptions options;
+    options.priority = priority;
+    ++handed_;
+    executor_->submit(
+        model, inputs,
+        [this, done, label](std::exception_ptr error, Outputs outputs) {
+          {
+            std::lock_guard lock(mutex_);
+            order_.push_back(label);
+          }
+          if (error)
+            done->set_exception(error);
+          else
+            done->set_value(std::move(outputs));
+        },
+        options);
+  }
+
+  std::string urgent_name_;
+  std::vector<Tensor> urgent_in_;
+  int urgent_count_;
+  mutable std::mutex mutex_;
+  Executor* executor_ = nullptr;
+  bool armed_ = false;
+  std::uint64_t handed_ = 0;
+  int hook_calls_ = 0;
+  std::vector<std::future<Outputs>> futures_;  // the long request's, then the urgent ones'
+  std::vector<std::string> order_;
+};
 
 // The Steps after which model `info` may pause.
 inline std::vector<std::size_t> cancellation_points(const ModelInfo& info) {

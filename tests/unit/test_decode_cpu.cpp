@@ -247,7 +247,6 @@ GreedyRun run_greedy(decode::DecodeEngine& engine, decode::DecoderId id, const s
   return run;
 }
 
-
 TEST(DecodeCpu, GreedyCountingModelStopsEachRowOnTheEndToken) {
   decode::DecodeEngine engine("cpu");
   const auto id = engine.add(counting_model(5));

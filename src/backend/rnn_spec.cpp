@@ -145,4 +145,21 @@ RnnSpec parse_rnn_spec(const KernelSpec& spec, std::int64_t gates, std::size_t m
   return s;
 }
 
+void RnnSpec::read_lengths(const void* sequence_lens, const std::string& op, const std::string& node,
+                           std::int64_t* lengths) const {
+  for (std::int64_t b = 0; b < batch; ++b) {
+    if (!has_sequence_lens || !sequence_lens) {
+      lengths[b] = steps;
+      continue;
+    }
+    const std::int64_t length = sequence_lens_dtype == DType::i32 ? static_cast<const std::int32_t*>(sequence_lens)[b]
+                                                                  : static_cast<const std::int64_t*>(sequence_lens)[b];
+    if (length < 0 || length > steps)
+      throw Error(ErrorCode::invalid_argument, op + " node '" + node + "': sequence_lens[" + std::to_string(b) +
+                                                   "] = " + std::to_string(length) + " is outside [0, " +
+                                                   std::to_string(steps) + "]");
+    lengths[b] = length;
+  }
+}
+
 }  // namespace loom::backend

@@ -42,6 +42,11 @@ struct RnnSpec {
   Shape state_shape() const {
     return batch_major ? Shape{batch, directions, hidden} : Shape{directions, batch, hidden};
   }
+  // Each row's length into lengths[0, batch): `sequence_lens` (host memory in
+  // sequence_lens_dtype, or nullptr) checked to be in [0, steps], else steps. Throws
+  // Error(invalid_argument) "<op> node '<node>': sequence_lens[b] = v is outside [0, steps]".
+  void read_lengths(const void* sequence_lens, const std::string& op, const std::string& node,
+                    std::int64_t* lengths) const;
 };
 
 // Parses and checks what LSTM and GRU share: input count (3 to max_inputs) and presence of X, W,

@@ -81,19 +81,7 @@ void GruKernel::run_from(std::span<const void* const> inputs, std::span<void* co
   // Workspace: the rows' lengths first, then the per-direction buffers (see run_direction).
   auto* lengths = static_cast<std::int64_t*>(workspace);
   float* scratch = static_cast<float*>(workspace) + aligned_floats(2 * gru_.batch);
-  std::fill(lengths, lengths + gru_.batch, gru_.steps);
-  if (gru_.has_sequence_lens) {
-    for (std::int64_t b = 0; b < gru_.batch; ++b) {
-      const std::int64_t length = gru_.sequence_lens_dtype == DType::i32
-                                      ? static_cast<const std::int32_t*>(inputs[kGruSequenceLens])[b]
-                                      : static_cast<const std::int64_t*>(inputs[kGruSequenceLens])[b];
-      if (length < 0 || length > gru_.steps)
-        throw Error(ErrorCode::invalid_argument, "GRU node '" + node_name() + "': sequence_lens[" + std::to_string(b) +
-                                                     "] = " + std::to_string(length) + " is outside [0, " +
-                                                     std::to_string(gru_.steps) + "]");
-      lengths[b] = length;
-    }
-  }
+  gru_.read_lengths(gru_.has_sequence_lens ? inputs[kGruSequenceLens] : nullptr, "GRU", node_name(), lengths);
   const std::int64_t start = resume ? resume->start_iteration : 0;
   // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below. A
   // resumed run finds Y as the paused run left it.

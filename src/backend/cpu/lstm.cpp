@@ -82,19 +82,7 @@ void LstmKernel::run_from(std::span<const void* const> inputs, std::span<void* c
   // Workspace: the rows' lengths first, then the per-direction buffers (see run_direction).
   auto* lengths = static_cast<std::int64_t*>(workspace);
   float* scratch = static_cast<float*>(workspace) + aligned_floats(2 * lstm_.batch);
-  std::fill(lengths, lengths + lstm_.batch, lstm_.steps);
-  if (lstm_.has_sequence_lens) {
-    for (std::int64_t b = 0; b < lstm_.batch; ++b) {
-      const std::int64_t length = lstm_.sequence_lens_dtype == DType::i32
-                                      ? static_cast<const std::int32_t*>(inputs[kSequenceLens])[b]
-                                      : static_cast<const std::int64_t*>(inputs[kSequenceLens])[b];
-      if (length < 0 || length > lstm_.steps)
-        throw Error(ErrorCode::invalid_argument, "LSTM node '" + node_name() + "': sequence_lens[" + std::to_string(b) +
-                                                     "] = " + std::to_string(length) + " is outside [0, " +
-                                                     std::to_string(lstm_.steps) + "]");
-      lengths[b] = length;
-    }
-  }
+  lstm_.read_lengths(lstm_.has_sequence_lens ? inputs[kSequenceLens] : nullptr, "LSTM", node_name(), lengths);
   const std::int64_t start = resume ? resume->start_iteration : 0;
   float* y = output_ptr(outputs, kY);
   // Steps past a row's length produce zeros in Y; valid steps overwrite their slots below. A

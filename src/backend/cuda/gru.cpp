@@ -18,10 +18,10 @@
 namespace loom::backend::cuda {
 namespace {
 
-class GruKernel final : public CudaOpKernel {
+class GruKernel final : public RnnLoopKernel {
  public:
   GruKernel(const KernelSpec& spec, int device)
-      : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kGruW, kGruR, kGruB})), gru_(parse_gru_spec(spec)) {
+      : RnnLoopKernel(spec), dtype_(require_float_dtype(spec, {kGruW, kGruR, kGruB})), gru_(parse_gru_spec(spec)) {
     if (has_input(spec, kGruInitialH) && spec.inputs[kGruInitialH].dtype != dtype_)
       throw_unsupported(spec, "initial_h must have X's dtype");
     for (std::size_t o = 0; o < spec.outputs.size(); ++o)
@@ -44,24 +44,10 @@ class GruKernel final : public CudaOpKernel {
     return x_gates_bytes_ + h_gates_bytes_ + 2 * h_bytes_;
   }
 
-  // Pausing inside: only on the device loop with one direction (RnnDeviceLoop::resumable); the
-  // per-step path and bidirectional nodes run whole. Iteration t is loop position t.
-  bool resumable() const noexcept override { return device_loop_ && device_loop_->resumable(); }
-  std::size_t resume_state_bytes() const override { return resumable() ? device_loop_->resume_state_bytes() : 0; }
-  std::int32_t resume_iterations() const override { return resumable() ? static_cast<std::int32_t>(gru_.steps) : 0; }
-
  protected:
-  void run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
-                          const ResumeContext& context, Stream& stream) override {
-    device_loop_->run_resumable(*this, loop_args(inputs, outputs), workspace, context, stream);
-  }
-
   void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
               CudaStream& stream) override {
-    if (device_loop_) {
-      device_loop_->launch(loop_args(inputs, outputs), workspace, stream);
-      return;
-    }
+    if (launch_device_loop(inputs, outputs, workspace, stream)) return;
     auto* scratch = static_cast<std::byte*>(workspace);
     auto* x_gates = reinterpret_cast<float*>(scratch);
     auto* h_gates = reinterpret_cast<float*>(scratch + x_gates_bytes_);
@@ -155,17 +141,9 @@ class GruKernel final : public CudaOpKernel {
   }
 
  private:
-  static RnnDeviceLoopArgs loop_args(std::span<const void* const> inputs, std::span<void* const> outputs) {
-    const auto in = [&](std::size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
-    const auto out = [&](std::size_t i) { return i < outputs.size() ? outputs[i] : nullptr; };
-    return {in(kGruX),        in(kGruW), in(kGruR),  in(kGruB),   in(kGruSequenceLens),
-            in(kGruInitialH), nullptr,   out(kGruY), out(kGruYh), nullptr};
-  }
-
   DType dtype_;
   GruSpec gru_;  // attributes and shapes, checked once
   std::size_t x_gates_bytes_ = 0, h_gates_bytes_ = 0, h_bytes_ = 0;
-  std::optional<RnnDeviceLoop> device_loop_;  // set when the node runs the device loop
 };
 
 }  // namespace

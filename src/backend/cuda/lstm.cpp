@@ -21,10 +21,10 @@ namespace {
 enum LstmInput { kX, kW, kR, kB, kSequenceLens, kInitialH, kInitialC, kPeepholes };
 enum LstmOutput { kY, kYH, kYC };
 
-class LstmKernel final : public CudaOpKernel {
+class LstmKernel final : public RnnLoopKernel {
  public:
   LstmKernel(const KernelSpec& spec, int device)
-      : CudaOpKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})), lstm_(parse_lstm_spec(spec)) {
+      : RnnLoopKernel(spec), dtype_(require_float_dtype(spec, {kW, kR, kB})), lstm_(parse_lstm_spec(spec)) {
     for (int i : {kInitialH, kInitialC, kPeepholes})
       if (has_input(spec, i) && spec.inputs[i].dtype != dtype_)
         throw_unsupported(spec, "initial states and P must have X's dtype");
@@ -50,24 +50,10 @@ class LstmKernel final : public CudaOpKernel {
     return x_gates_bytes_ + h_gates_bytes_ + h_bytes_ + c_bytes_;
   }
 
-  // Pausing inside: only on the device loop with one direction (RnnDeviceLoop::resumable); the
-  // per-step path and bidirectional nodes run whole. Iteration t is loop position t.
-  bool resumable() const noexcept override { return device_loop_ && device_loop_->resumable(); }
-  std::size_t resume_state_bytes() const override { return resumable() ? device_loop_->resume_state_bytes() : 0; }
-  std::int32_t resume_iterations() const override { return resumable() ? static_cast<std::int32_t>(lstm_.steps) : 0; }
-
  protected:
-  void run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
-                          const ResumeContext& context, Stream& stream) override {
-    device_loop_->run_resumable(*this, loop_args(inputs, outputs), workspace, context, stream);
-  }
-
   void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
               CudaStream& stream) override {
-    if (device_loop_) {
-      device_loop_->launch(loop_args(inputs, outputs), workspace, stream);
-      return;
-    }
+    if (launch_device_loop(inputs, outputs, workspace, stream)) return;
     auto* scratch = static_cast<std::byte*>(workspace);
     auto* x_gates = reinterpret_cast<float*>(scratch);
     auto* h_gates = reinterpret_cast<float*>(scratch + x_gates_bytes_);
@@ -156,17 +142,9 @@ class LstmKernel final : public CudaOpKernel {
   }
 
  private:
-  static RnnDeviceLoopArgs loop_args(std::span<const void* const> inputs, std::span<void* const> outputs) {
-    const auto in = [&](int i) { return i < static_cast<int>(inputs.size()) ? inputs[i] : nullptr; };
-    const auto out = [&](int i) { return i < static_cast<int>(outputs.size()) ? outputs[i] : nullptr; };
-    return {in(kX),        in(kW),        in(kR),  in(kB),   in(kSequenceLens),
-            in(kInitialH), in(kInitialC), out(kY), out(kYH), out(kYC)};
-  }
-
   DType dtype_;
   LstmSpec lstm_;  // attributes and shapes, checked once
   std::size_t x_gates_bytes_ = 0, h_gates_bytes_ = 0, h_bytes_ = 0, c_bytes_ = 0;
-  std::optional<RnnDeviceLoop> device_loop_;  // set when the node runs the device loop
 };
 
 }  // namespace

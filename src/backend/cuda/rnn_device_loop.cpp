@@ -188,4 +188,10 @@ void RnnDeviceLoop::run_resumable(const OpKernel& kernel, const RnnDeviceLoopArg
                                         cudaGetErrorName(error) + " (" + cudaGetErrorString(error) + ")");
 }
 
+RnnDeviceLoopArgs rnn_loop_args(std::span<const void* const> inputs, std::span<void* const> outputs) {
+  const auto in = [&](std::size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
+  const auto out = [&](std::size_t i) { return i < outputs.size() ? outputs[i] : nullptr; };
+  return {in(0), in(1), in(2), in(3), in(4), in(5), in(6), out(0), out(1), out(2)};
+}
+
 }  // namespace loom::backend::cuda

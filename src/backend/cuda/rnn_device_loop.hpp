@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/cuda_op_kernel.hpp"
 #include "backend/rnn_spec.hpp"
 #include "decode_recurrent.cuh"
 #include "loom/tensor.hpp"
@@ -54,6 +55,7 @@ class RnnDeviceLoop {
   // position (time step, or time len-1-p of a reverse row). Two directions would need a pause
   // point between the launches and a staged Y that survives it; they run whole instead.
   bool resumable() const noexcept { return rnn_.directions == 1 && rnn_.steps > 1; }
+  std::int32_t iterations() const noexcept { return static_cast<std::int32_t>(rnn_.steps); }
   // ResumeContext::state: h [B, H] in the dtype, then (LSTM) c [B, H] in f32 — the loop keeps c in
   // f32, and rounding it at a pause would change the resumed steps. X·Wᵀ is recomputed on resume.
   std::size_t resume_state_bytes() const noexcept;
@@ -78,6 +80,37 @@ class RnnDeviceLoop {
   kernels::decode::RecurrentModel model_;  // weight pointers filled per launch
   kernels::decode::PersistentPlan plan_;
   std::size_t x_proj_bytes_ = 0, scratch_bytes_ = 0, y_stage_bytes_ = 0, status_bytes_ = 0;
+};
+
+// The op's pointers in ONNX's positions, which LSTM and GRU share: inputs X, W, R, B,
+// sequence_lens, initial_h, initial_c (LSTM) and outputs Y, Y_h, Y_c (LSTM); absent ones null.
+RnnDeviceLoopArgs rnn_loop_args(std::span<const void* const> inputs, std::span<void* const> outputs);
+
+// What the CUDA LSTM and GRU kernels share: the device loop when the node runs on it (set by the
+// derived constructor), pausing inside it (one direction only; iteration t is loop position t),
+// and its launch. Nodes on the per-step path are not resumable.
+class RnnLoopKernel : public CudaOpKernel {
+ public:
+  using CudaOpKernel::CudaOpKernel;
+  bool resumable() const noexcept override { return device_loop_ && device_loop_->resumable(); }
+  std::size_t resume_state_bytes() const override { return resumable() ? device_loop_->resume_state_bytes() : 0; }
+  std::int32_t resume_iterations() const override { return resumable() ? device_loop_->iterations() : 0; }
+
+ protected:
+  void run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                          const ResumeContext& context, Stream& stream) override {
+    device_loop_->run_resumable(*this, rnn_loop_args(inputs, outputs), workspace, context, stream);
+  }
+  // Launches the whole sequence on the device loop; false (nothing done) when the node runs the
+  // per-step path.
+  bool launch_device_loop(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                          CudaStream& stream) const {
+    if (!device_loop_) return false;
+    device_loop_->launch(rnn_loop_args(inputs, outputs), workspace, stream);
+    return true;
+  }
+
+  std::optional<RnnDeviceLoop> device_loop_;  // set when the node runs the device loop
 };
 
 }  // namespace loom::backend::cuda

@@ -722,6 +722,33 @@ struct Executor::Impl {
     to_post.close();
   }
 
+  // A request that failed or expired may still have work queued that touches its arena: the
+  // upload of its inputs (upload or transfer stream), its launched Steps and any partly launched
+  // one (its model's stream), a restore (transfer stream), a partial download. Nothing more will
+  // be queued for it, so an event recorded now on each of those streams marks the end of all of
+  // it, and the pool reuses the arena only once they are reached (without this thread waiting).
+  void release_failed_arena(Request& request) {
+    if (!request.arena.get()) return;
+    backend::Stream* streams[] = {upload_stream.get(), transfer_stream.get(), download_stream.get(),
+                                  &request.model->stream()};
+    std::vector<std::unique_ptr<backend::Event>> after;
+    try {
+      for (backend::Stream* stream : streams) after.push_back(stream->record());
+    } catch (...) {
+      // Recording failed (a failed device): wait for the streams instead. A stream that cannot
+      // be waited for belongs to a context whose work has been abandoned.
+      for (backend::Stream* stream : streams) {
+        try {
+          stream->synchronize();
+        } catch (...) {
+        }
+      }
+      request.arena.reset();
+      return;
+    }
+    pool->release_after(std::move(request.arena), std::move(after));
+  }
+
   void post_process_loop() {
     while (auto item = to_post.pop()) {
       RequestPtr request = std::move(*item);
@@ -751,7 +778,10 @@ struct Executor::Impl {
           request->error = std::current_exception();
         }
       }
-      request->arena.reset();
+      if (request->error)
+        release_failed_arena(*request);
+      else
+        request->arena.reset();  // its download was synchronised: nothing queued touches it
       request->charge.reset();
       trace::end_range(request->nvtx_range);
       // Before the counters and the callback: whoever saw the request complete sees its events.

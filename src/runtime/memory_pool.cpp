@@ -29,6 +29,20 @@ void PooledBuffer::reset() noexcept {
 MemoryPool::~MemoryPool() {
   std::lock_guard lock(mutex_);
   if (!used_.empty()) std::fprintf(stderr, "loom: memory pool destroyed with %zu blocks still in use\n", used_.size());
+  // Blocks still pending go once their work is done; a block whose event cannot be waited for
+  // (a failed device) is leaked rather than freed under a kernel that may still use it.
+  for (Pending& pending : pending_) {
+    bool reached = true;
+    for (auto& event : pending.after) {
+      try {
+        event->synchronize();
+      } catch (...) {
+        reached = false;
+      }
+    }
+    if (reached) free_.emplace(pending.size, pending.ptr);
+  }
+  pending_.clear();
   trim_locked();
   for (auto& [ptr, size] : used_) device_.deallocate(ptr);
 }
@@ -37,6 +51,7 @@ PooledBuffer MemoryPool::acquire(std::size_t bytes) {
   const std::size_t size = plan::align_up(bytes == 0 ? 1 : bytes);
   std::lock_guard lock(mutex_);
   ++stats_.allocations;
+  collect_pending_locked();
   auto it = free_.lower_bound(size);
   if (it != free_.end() && it->first <= 2 * size) {
     const auto [block_size, ptr] = *it;
@@ -69,16 +84,51 @@ void MemoryPool::release(void* ptr) noexcept {
   used_.erase(it);
 }
 
+void MemoryPool::release_after(PooledBuffer buffer, std::vector<std::unique_ptr<backend::Event>> after) {
+  if (!buffer.ptr_) return;
+  if (buffer.pool_ != this) {
+    buffer.reset();  // not ours to hold back; its own pool takes it
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  auto it = used_.find(buffer.ptr_);
+  if (it == used_.end()) return;
+  pending_.push_back({buffer.ptr_, it->second, std::move(after)});
+  stats_.bytes_in_use -= it->second;
+  used_.erase(it);
+  buffer.pool_ = nullptr;  // the pool holds the block now
+  buffer.ptr_ = nullptr;
+  buffer.bytes_ = 0;
+}
+
+void MemoryPool::collect_pending_locked() {
+  std::erase_if(pending_, [&](Pending& pending) {
+    for (auto& event : pending.after) {
+      bool reached = false;
+      try {
+        reached = event->ready();
+      } catch (...) {
+        // A failed device: the work may never be known done, so the block is never reused.
+      }
+      if (!reached) return false;
+    }
+    free_.emplace(pending.size, pending.ptr);
+    return true;
+  });
+}
+
 PoolStats MemoryPool::stats() const {
   std::lock_guard lock(mutex_);
   PoolStats s = stats_;
   s.used_blocks = used_.size();
   s.free_blocks = free_.size();
+  s.pending_blocks = pending_.size();
   return s;
 }
 
 void MemoryPool::trim() {
   std::lock_guard lock(mutex_);
+  collect_pending_locked();
   trim_locked();
 }
 

@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "backend/backend.hpp"
 
@@ -33,6 +35,7 @@ class PooledBuffer {
   void reset() noexcept;
 
  private:
+  friend class MemoryPool;
   MemoryPool* pool_ = nullptr;
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
@@ -43,8 +46,9 @@ struct PoolStats {
   std::uint64_t bytes_in_use = 0;
   std::uint64_t used_blocks = 0;
   std::uint64_t free_blocks = 0;
-  std::uint64_t allocations = 0;  // acquire() calls served
-  std::uint64_t reuses = 0;       // of those, served from the free set
+  std::uint64_t pending_blocks = 0;  // given back by release_after(), their events not yet reached
+  std::uint64_t allocations = 0;     // acquire() calls served
+  std::uint64_t reuses = 0;          // of those, served from the free set
 };
 
 class MemoryPool {
@@ -58,19 +62,31 @@ class MemoryPool {
   // not pin a huge block), else a new device block. When the device is out of memory, the free
   // blocks are given back and the allocation retried once; then Error(out_of_memory) is thrown.
   PooledBuffer acquire(std::size_t bytes);
+  // Gives `buffer` back, but its block joins the free set only once every event in `after` has
+  // been reached: work already queued on streams may still read or write it (a failed request's
+  // Steps, the upload of its inputs, its transfers). Until then it is neither used nor free.
+  // Never blocks; acquire() and trim() move the blocks whose events were reached to the free set.
+  void release_after(PooledBuffer buffer, std::vector<std::unique_ptr<backend::Event>> after);
   PoolStats stats() const;
   // Gives every free block back to the device.
   void trim();
 
  private:
   friend class PooledBuffer;
+  struct Pending {
+    void* ptr = nullptr;
+    std::size_t size = 0;
+    std::vector<std::unique_ptr<backend::Event>> after;
+  };
   void release(void* ptr) noexcept;
+  void collect_pending_locked();
   void trim_locked();
 
   backend::Backend& device_;
   mutable std::mutex mutex_;
   std::multimap<std::size_t, void*> free_;       // size -> block
   std::unordered_map<void*, std::size_t> used_;  // block -> size
+  std::vector<Pending> pending_;                 // blocks waiting for their events
   PoolStats stats_;
 };
 

@@ -14,6 +14,7 @@
 #include "backend/cuda/cuda_op_kernel.hpp"
 #include "backend/cuda/kernel_registry.hpp"
 #include "backend/cuda/probe.hpp"
+#include "backend/release_gate.hpp"
 #include "convert.cuh"
 #include "loom/error.hpp"
 
@@ -32,6 +33,35 @@ int cuda_device_count() noexcept {
 std::unique_ptr<Backend> make_cuda_backend(int device) { return std::make_unique<cuda::CudaBackend>(device); }
 
 namespace cuda {
+
+// --- releases kept out of captures ---
+
+void release_outside_captures(int device, std::function<void()> release) noexcept {
+  try {
+    ReleaseGate::for_device(device).release([device, release = std::move(release)] {
+      DeviceGuard guard(device, DeviceGuard::NoThrow{});
+      release();
+    });
+  } catch (...) {
+    // Out of host memory before the gate could take it: release now rather than leak.
+    try {
+      if (release) release();
+    } catch (...) {
+    }
+  }
+}
+
+void release_outside_captures(std::function<void()> release) noexcept {
+  int device = 0;
+  if (!LOOM_CUDA_CHECK_NOTHROW(cudaGetDevice(&device))) {
+    try {
+      if (release) release();
+    } catch (...) {
+    }
+    return;
+  }
+  release_outside_captures(device, std::move(release));
+}
 
 // --- CudaEvent ---
 
@@ -84,12 +114,33 @@ CudaStream::CudaStream(int device, int cuda_priority) : device_(device) {
 }
 
 CudaStream::~CudaStream() {
-  // Handles must go before the stream they are bound to, with their device current.
   DeviceGuard guard(device_, DeviceGuard::NoThrow{});
-  cudnn_.reset();
-  cublas_.reset();
-  cublas_workspace_.reset();
-  stream_.reset();
+  if (capture_counted_) ReleaseGate::for_device(device_).end_capture();
+  // Handles must go before the stream they are bound to; destroying them synchronises the
+  // device, so the four go together, outside any capture in flight.
+  struct Owned {
+    CudnnHandle cudnn;
+    CublasHandle cublas;
+    DeviceBuffer workspace;
+    StreamHandle stream;
+  };
+  std::shared_ptr<Owned> owned;
+  try {
+    owned = std::make_shared<Owned>();
+  } catch (...) {
+    // No memory for the holder: the members go one by one as this object is destroyed.
+    return;
+  }
+  owned->cudnn = std::move(cudnn_);
+  owned->cublas = std::move(cublas_);
+  owned->workspace = std::move(cublas_workspace_);
+  owned->stream = std::move(stream_);
+  release_outside_captures(device_, [owned] {
+    owned->cudnn.reset();
+    owned->cublas.reset();
+    owned->workspace.reset();
+    owned->stream.reset();
+  });
 }
 
 void CudaStream::copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
@@ -134,11 +185,25 @@ void CudaStream::synchronize() { LOOM_CUDA_CHECK(cudaStreamSynchronize(stream_.g
 
 void CudaStream::begin_capture() {
   DeviceGuard guard(device_);
-  LOOM_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+  ReleaseGate& gate = ReleaseGate::for_device(device_);
+  if (!capture_counted_) gate.begin_capture();
+  const cudaError_t status = cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal);
+  if (status != cudaSuccess && !capture_counted_) gate.end_capture();
+  LOOM_CUDA_CHECK(status);
+  capture_counted_ = true;
 }
 
 std::unique_ptr<Graph> CudaStream::end_capture() {
   DeviceGuard guard(device_);
+  // However this ends, the gate learns the capture is over (and runs the releases it held back).
+  struct EndCount {
+    CudaStream& stream;
+    ~EndCount() {
+      if (!stream.capture_counted_) return;
+      stream.capture_counted_ = false;
+      ReleaseGate::for_device(stream.device_).end_capture();
+    }
+  } end_count{*this};
   // A sticky error (a faulted context) throws here; capture problems are answered below.
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   LOOM_CUDA_CHECK(cudaStreamIsCapturing(stream_.get(), &capturing));
@@ -218,7 +283,8 @@ class PauseWordPool {
 
   explicit PauseWordPool(int device) noexcept : device_(device) {}
   ~PauseWordPool() {
-    for (void* page : pages_) LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(page));
+    for (void* page : pages_)
+      release_outside_captures(device_, [page] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(page)); });
   }
   PauseWordPool(const PauseWordPool&) = delete;
   PauseWordPool& operator=(const PauseWordPool&) = delete;
@@ -434,8 +500,7 @@ void* CudaBackend::allocate(std::size_t bytes) {
 
 void CudaBackend::deallocate(void* ptr) noexcept {
   if (!ptr) return;
-  DeviceGuard guard(device_, DeviceGuard::NoThrow{});
-  LOOM_CUDA_CHECK_NOTHROW(cudaFree(ptr));
+  release_outside_captures(device_, [ptr] { LOOM_CUDA_CHECK_NOTHROW(cudaFree(ptr)); });
 }
 
 void* CudaBackend::allocate_host(std::size_t bytes) {
@@ -452,8 +517,7 @@ void* CudaBackend::allocate_host(std::size_t bytes) {
 
 void CudaBackend::deallocate_host(void* ptr) noexcept {
   if (!ptr) return;
-  DeviceGuard guard(device_, DeviceGuard::NoThrow{});
-  LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(ptr));
+  release_outside_captures(device_, [ptr] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(ptr)); });
 }
 
 void CudaBackend::convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,

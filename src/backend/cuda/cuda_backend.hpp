@@ -79,6 +79,8 @@ class CudaStream final : public Stream {
   CublasHandle cublas_;
   DeviceBuffer cublas_workspace_;  // freed after cublas_, which uses it
   CudnnHandle cudnn_;
+  // Between begin_capture() and end_capture(): the capture is counted in the device's ReleaseGate.
+  bool capture_counted_ = false;
 };
 
 // The CudaStream behind a Stream handed to the CUDA backend; throws Error(internal) for any other.

@@ -3,11 +3,19 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <utility>
 
 #include "backend/cuda/cuda_check.hpp"
 
 namespace loom::backend::cuda {
+
+// Runs `release`, a call that synchronises the device (cudaFree, cudaFreeHost, cublasDestroy,
+// cudnnDestroy), outside every graph capture in flight on `device` (the current device when
+// omitted): at once when none is, else when the last one ends (backend/release_gate.hpp), with
+// `device` current either way. Never throws. Defined in cuda_backend.cpp.
+void release_outside_captures(int device, std::function<void()> release) noexcept;
+void release_outside_captures(std::function<void()> release) noexcept;
 
 // Owns one handle; Traits names its type and how to destroy it (logging, never throwing).
 template <class Traits>
@@ -50,7 +58,9 @@ struct EventTraits {
 };
 struct DeviceMemoryTraits {
   using handle_type = void*;
-  static void destroy(void* h) noexcept { LOOM_CUDA_CHECK_NOTHROW(cudaFree(h)); }
+  static void destroy(void* h) noexcept {
+    release_outside_captures([h] { LOOM_CUDA_CHECK_NOTHROW(cudaFree(h)); });
+  }
 };
 struct GraphTraits {
   using handle_type = cudaGraph_t;
@@ -63,11 +73,15 @@ struct GraphExecTraits {
 };
 struct CublasTraits {
   using handle_type = cublasHandle_t;
-  static void destroy(cublasHandle_t h) noexcept { LOOM_CUBLAS_CHECK_NOTHROW(cublasDestroy(h)); }
+  static void destroy(cublasHandle_t h) noexcept {
+    release_outside_captures([h] { LOOM_CUBLAS_CHECK_NOTHROW(cublasDestroy(h)); });
+  }
 };
 struct CudnnTraits {
   using handle_type = cudnnHandle_t;
-  static void destroy(cudnnHandle_t h) noexcept { LOOM_CUDNN_CHECK_NOTHROW(cudnnDestroy(h)); }
+  static void destroy(cudnnHandle_t h) noexcept {
+    release_outside_captures([h] { LOOM_CUDNN_CHECK_NOTHROW(cudnnDestroy(h)); });
+  }
 };
 struct CudnnTensorDescTraits {
   using handle_type = cudnnTensorDescriptor_t;

@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_check.hpp"
+#include "backend/cuda/cuda_handles.hpp"
 #include "decode/cuda/cuda_decoders.hpp"
 
 namespace loom::decode::detail {
@@ -27,6 +28,8 @@ FlagMemory allocate_cuda_flag(backend::Backend&) {
   return {static_cast<std::int32_t*>(host), static_cast<const volatile std::int32_t*>(device)};
 }
 
-void free_cuda_flag(FlagMemory flag) noexcept { cudaFreeHost(flag.host); }
+void free_cuda_flag(FlagMemory flag) noexcept {
+  backend::cuda::release_outside_captures([host = flag.host] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(host)); });
+}
 
 }  // namespace loom::decode::detail

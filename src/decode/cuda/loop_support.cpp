@@ -115,7 +115,7 @@ StagedCopy::~StagedCopy() {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     // A copy still queued reads its slot: let it finish before the memory goes.
     if (in_use_[i]) LOOM_CUDA_CHECK_NOTHROW(cudaEventSynchronize(copied_[i].get()));
-    LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(slots_[i]));
+    backend::cuda::release_outside_captures([slot = slots_[i]] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(slot)); });
   }
 }
 
@@ -138,7 +138,9 @@ PinnedFlag::PinnedFlag() {
   *value_ = 0;
 }
 
-PinnedFlag::~PinnedFlag() { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(value_)); }
+PinnedFlag::~PinnedFlag() {
+  backend::cuda::release_outside_captures([value = value_] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(value)); });
+}
 
 // --- launches and graphs ---
 

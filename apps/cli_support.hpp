@@ -61,6 +61,17 @@ inline CLI::Validator positive_integer() {
       "");
 }
 
+// A whole number >= 0, without sign or exponent.
+inline CLI::Validator non_negative_integer() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
+          return "expected a whole number of at least 0, got '" + value + "'";
+        return {};
+      },
+      "");
+}
+
 // A finite number >= 0.
 inline CLI::Validator non_negative_number() {
   return CLI::Validator(

@@ -72,6 +72,7 @@ struct BenchOptions {
   loom::PolicyOptions policy_options;
   std::string cuda_graphs = "on";
   std::vector<std::string> stream_priorities;   // MODEL=N
+  int persistent_grid_max_sms = 0;              // LoadOptions::persistent_grid_max_sms, every model
   std::vector<std::string> request_priorities;  // MODEL=urgent|normal|background
   std::string command;                          // the command line, for the JSON report
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
@@ -191,6 +192,8 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
               options.policy_options.block_us > 0 ? format("< %g us", options.policy_options.block_us).c_str() : "off");
   if (!options.stream_priorities.empty())
     std::printf("Stream prio:  %s\n", join(options.stream_priorities, ", ").c_str());
+  if (options.persistent_grid_max_sms > 0)
+    std::printf("Persistent:   grids of at most %d SMs (LSTM/GRU device loops)\n", options.persistent_grid_max_sms);
   if (!options.request_priorities.empty())
     std::printf("Request prio: %s\n", join(options.request_priorities, ", ").c_str());
   std::printf("Step costs:   %s\n", executor.profile_path() == "none"
@@ -331,6 +334,7 @@ nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Exec
   doc["throughput_qps"] = rounded(total_qps, 3);
   doc["duration_s"] = rounded(measured_s, 6);
   doc["cuda_graphs"] = options.cuda_graphs == "on";
+  doc["persistent_grid_max_sms"] = options.persistent_grid_max_sms;
   doc["steps_dispatched"] = dispatch.steps;
   doc["cuda_graph_steps"] = dispatch.graph_steps;
   doc["dispatch_host_us_per_step"] = rounded(dispatch.host_us_per_step, 4);
@@ -489,6 +493,7 @@ nlohmann::ordered_json comparison_json(const BenchOptions& options, const loom::
   doc["precision"] = options.fp16 ? "f16" : "f32";
   doc["load"] = load_json(options);
   doc["cuda_graphs"] = options.cuda_graphs == "on";
+  doc["persistent_grid_max_sms"] = options.persistent_grid_max_sms;
   doc["baseline"] = baseline_run(runs).policy;
   doc["policies"] = nlohmann::ordered_json::array();
   for (const auto& run : runs) {
@@ -812,6 +817,7 @@ int run_bench(BenchOptions options) {
       load.name = name;
       if (auto it = stream_priorities.find(name); it != stream_priorities.end())
         load.stream_priority = static_cast<int>(it->second);
+      load.persistent_grid_max_sms = options.persistent_grid_max_sms;
       executor->load(model, load);
       ModelReport report;
       report.name = name;
@@ -1087,6 +1093,13 @@ int main(int argc, char** argv) {
                    "Priority of MODEL's stream: 0 normal, higher more urgent (CUDA stream priorities); repeatable")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->type_name("MODEL=N");
+    app.add_option("--persistent-grid-max-sms", options.persistent_grid_max_sms,
+                   "Most SMs an LSTM/GRU node's persistent loop may hold, one block each (CUDA; every model); "
+                   "0 = no cap. Uncapped, the cooperative loop takes about every SM for its whole sequence and "
+                   "other models' kernels wait for the SMs it leaves; a cap leaves them SMs and slows the loop")
+        ->check(cli::non_negative_integer())
+        ->type_name("N")
+        ->capture_default_str();
     app.add_option("--priority", options.request_priorities,
                    "Priority class of MODEL's requests: urgent, normal or background; repeatable")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)

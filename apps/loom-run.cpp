@@ -38,6 +38,7 @@ struct RunOptions {
   std::vector<std::string> shapes;
   std::vector<std::string> dims;
   std::size_t iterations = 1;
+  int persistent_grid_max_sms = 0;  // LoadOptions::persistent_grid_max_sms
   bool list_devices = false;
 };
 
@@ -222,6 +223,7 @@ int run(const RunOptions& options) {
   load.name = fs::path(options.onnx).stem().string();
   if (load.name.empty()) load.name = "model";
   load.optimize = bindings(options, model, inputs);
+  load.persistent_grid_max_sms = options.persistent_grid_max_sms;
 
   loom::ExecutorOptions executor_options;
   executor_options.device = options.device;
@@ -353,6 +355,11 @@ int main(int argc, char** argv) {
     app.add_option("--iterations", options.iterations,
                    "Run the model N times and report min/mean latency (outputs of the last run are written)")
         ->check(cli::positive_integer())
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--persistent-grid-max-sms", options.persistent_grid_max_sms,
+                   "Most SMs an LSTM/GRU node's persistent loop may hold, one block each (CUDA); 0 = no cap")
+        ->check(cli::non_negative_integer())
         ->type_name("N")
         ->capture_default_str();
     app.add_flag("--list-devices", options.list_devices,

@@ -11,48 +11,38 @@
 #include <string>
 
 #include "backend/cuda/cuda_check.hpp"
+#include "backend/cuda/cuda_handles.hpp"
+#include "backend/cuda/smem_limit.hpp"
 #include "decode_common.cuh"
 
 namespace loom::kernels::decode {
 namespace {
 
+namespace loop_plan = backend::recurrent_loop;
+using loop_plan::align_up;
+using loop_plan::SmemLayout;
+
 constexpr int kThreads = 256;
-constexpr int kTile = 8;                          // batch rows staged at once, at most
+constexpr int kTile = loop_plan::kMaxTileRows;    // batch rows staged at once, at most
 constexpr int kControlBytes = 64;                 // RecurrentControl, padded
 constexpr std::size_t kStepSmemSoft = 48 * 1024;  // step kernels prefer the default shared-memory limit
 
 static_assert(sizeof(RecurrentControl) <= kControlBytes);
 
-__host__ __device__ constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 __host__ __device__ inline int gate_count(const RecurrentModel& m) { return m.gru ? 3 : 4; }
 __host__ __device__ inline std::size_t elem_bytes(const RecurrentModel& m) { return m.dtype == DType::f16 ? 2 : 4; }
-// A layer's weight row as held on chip: W's row (layers > 0) followed by R's row.
+__host__ __device__ inline loop_plan::LoopShape loop_shape(const RecurrentModel& m) {
+  return {gate_count(m), m.layers, m.hidden, static_cast<int>(elem_bytes(m))};
+}
 __host__ __device__ inline int row_elems(const RecurrentModel& m, int layer) {
-  return (layer > 0 ? m.hidden : 0) + m.hidden;
+  return loop_plan::row_elems(loop_shape(m), layer);
 }
-__host__ __device__ inline int max_row_elems(const RecurrentModel& m) { return (m.layers > 1 ? 2 : 1) * m.hidden; }
 __host__ __device__ inline std::size_t slice_elems(const RecurrentModel& m, int units) {
-  std::size_t n = 0;
-  for (int l = 0; l < m.layers; ++l) n += static_cast<std::size_t>(gate_count(m)) * units * row_elems(m, l);
-  return n;
+  return loop_plan::slice_elems(loop_shape(m), units);
 }
-
-// Dynamic shared memory: [weight slices] [staged rows] [gate sums from x] [gate sums from h]
-// [row lengths] [count].
-struct SmemLayout {
-  std::size_t stage = 0, gates_x = 0, gates_h = 0, lens = 0, misc = 0, total = 0;
-};
 __host__ __device__ inline SmemLayout smem_layout(const RecurrentModel& m, std::size_t weight_bytes, int units,
                                                   int tile_rows, int lens_count) {
-  SmemLayout s;
-  const std::size_t gate_bytes = static_cast<std::size_t>(tile_rows) * gate_count(m) * units * sizeof(float);
-  s.stage = align_up(weight_bytes, 16);
-  s.gates_x = s.stage + align_up(static_cast<std::size_t>(tile_rows) * max_row_elems(m) * elem_bytes(m), 16);
-  s.gates_h = s.gates_x + align_up(gate_bytes, 16);
-  s.lens = s.gates_h + align_up(gate_bytes, 16);
-  s.misc = s.lens + align_up(static_cast<std::size_t>(lens_count) * sizeof(int), 16);
-  s.total = s.misc + 16;
-  return s;
+  return loop_plan::smem_layout(loop_shape(m), weight_bytes, units, tile_rows, lens_count);
 }
 
 // VEC elements at p, converted to f32. VEC > 1 needs 16-byte alignment.
@@ -606,33 +596,42 @@ FinishFn finish_fn(const RecurrentModel& m) {
   return m.dtype == DType::f16 ? finish_kernel<__half> : finish_kernel<float>;
 }
 
-struct DeviceLimits {
+int sm_count(int device) {
   int sms = 0;
-  std::size_t smem_optin = 0;
+  LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+// The least dynamic shared-memory limit of `kernels` on `device`, each raised to the device's
+// maximum on its first use there (backend/cuda/smem_limit.hpp); nothing here ever lowers one.
+template <class... Fn>
+std::size_t smem_limit(int device, Fn... kernels) {
+  return std::min({backend::cuda::raise_smem_limit(reinterpret_cast<const void*>(kernels), device)...});
+}
+
+struct SmemLimits {
+  std::size_t persistent = 0, step = 0;  // the least of each kind's variants
 };
-DeviceLimits device_limits(int device) {
-  DeviceLimits d;
-  int optin = 0;
-  LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, device));
-  LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  d.smem_optin = static_cast<std::size_t>(optin);
-  return d;
+// Raises every kernel with dynamic shared memory that a run of `m` may launch, before any plan
+// queries its occupancy or any launch reads its limit.
+SmemLimits raise_smem_limits(const RecurrentModel& m, int device) {
+  const int v = full_vec(m);
+  SmemLimits limits;
+  limits.persistent = smem_limit(device, persistent_fn(m, v, true), persistent_fn(m, v, false),
+                                 persistent_fn(m, 1, true), persistent_fn(m, 1, false));
+  limits.step = smem_limit(device, step_fn(m, v), step_fn(m, 1));
+  smem_limit(device, prepare_fn(m));  // checked at each launch: its need depends on max_batch
+  return limits;
 }
 
-template <class Fn>
-void allow_smem(Fn fn, std::size_t bytes) {
-  LOOM_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(bytes)));
-}
-
-// Co-resident blocks per SM for both vector widths (the launch may fall back to scalar loads).
+// Co-resident blocks per SM for both vector widths (the launch may fall back to scalar loads), on
+// the current device, whose limits raise_smem_limits() has raised.
 int occupancy(const RecurrentModel& m, bool on_chip, std::size_t smem) {
   int lowest = 1 << 30;
   for (int vec : {full_vec(m), 1}) {
-    const PersistentFn fn = persistent_fn(m, vec, on_chip);
-    allow_smem(fn, smem);
     int blocks = 0;
-    LOOM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, kThreads, smem));
+    LOOM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, persistent_fn(m, vec, on_chip), kThreads, smem));
     lowest = std::min(lowest, blocks);
   }
   return lowest;
@@ -640,10 +639,8 @@ int occupancy(const RecurrentModel& m, bool on_chip, std::size_t smem) {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-[[noreturn]] void throw_too_large(const RecurrentModel& m) {
-  throw Error(ErrorCode::unsupported, "recurrent loop: hidden size " + std::to_string(m.hidden) +
-                                          " needs more shared memory per block than the device has");
-}
+// The prepare kernel's dynamic shared memory: every row's length and the count.
+std::size_t prepare_smem(int max_batch) { return (static_cast<std::size_t>(max_batch) + 1) * sizeof(int); }
 
 }  // namespace
 
@@ -679,62 +676,27 @@ void bind_recurrent_scratch(const RecurrentModel& m, int batch, void* scratch, R
   run.control = reinterpret_cast<RecurrentControl*>(take(kControlBytes + batch * sizeof(int)));
 }
 
-PersistentPlan plan_recurrent_persistent(const RecurrentModel& m, int device, int max_batch) {
+PersistentPlan plan_recurrent_persistent(const RecurrentModel& m, int device, int max_batch, int max_sms) {
   require_dtype(m, "plan_recurrent_persistent");
-  const DeviceLimits d = device_limits(device);
-  const int H = m.hidden;
-  PersistentPlan plan;
+  backend::cuda::DeviceGuard guard(device);
+  const SmemLimits limits = raise_smem_limits(m, device);
+  PersistentPlan plan =
+      loop_plan::plan_persistent(loop_shape(m), max_batch, {sm_count(device), limits.persistent, max_sms},
+                                 [&m](bool on_chip, std::size_t smem) { return occupancy(m, on_chip, smem); });
   plan.threads = kThreads;
   plan.vec = full_vec(m);
-  const int max_tile = std::max(1, std::min(kTile, max_batch));
-
-  // On chip: one block per SM, each holding the weight rows of its units.
-  {
-    const int units = ceil_div(H, std::min(H, d.sms));
-    const int blocks = ceil_div(H, units);
-    const std::size_t weight_bytes = slice_elems(m, units) * elem_bytes(m);
-    for (int tile = max_tile; tile >= 1; --tile) {
-      const SmemLayout lay = smem_layout(m, weight_bytes, units, tile, max_batch);
-      if (lay.total > d.smem_optin) continue;
-      if (occupancy(m, true, lay.total) * d.sms < blocks) break;
-      plan.blocks = blocks;
-      plan.units_per_block = units;
-      plan.on_chip = true;
-      plan.max_tile_rows = tile;
-      plan.weight_smem = weight_bytes;
-      plan.smem_bytes = lay.total;
-      return plan;
-    }
-  }
-
-  // Off chip: weights read through L2; as many co-resident blocks as the occupancy allows.
-  const int widest_units = ceil_div(H, std::min(H, d.sms));
-  const std::size_t soft_limit = std::min<std::size_t>(d.smem_optin, 96 * 1024);
-  int tile = max_tile;
-  while (tile > 1 && smem_layout(m, 0, widest_units, tile, max_batch).total > soft_limit) --tile;
-  const std::size_t smem = smem_layout(m, 0, widest_units, tile, max_batch).total;
-  if (smem > d.smem_optin) throw_too_large(m);
-  const int per_sm = occupancy(m, false, smem);
-  if (per_sm < 1) throw_too_large(m);
-  const int units = ceil_div(H, std::min(H, per_sm * d.sms));
-  plan.blocks = ceil_div(H, units);
-  plan.units_per_block = units;
-  plan.on_chip = false;
-  plan.max_tile_rows = tile;
-  plan.weight_smem = 0;
-  plan.smem_bytes = smem_layout(m, 0, units, tile, max_batch).total;
   return plan;
 }
 
 void launch_recurrent_persistent(const RecurrentModel& m, const PersistentPlan& plan, const RecurrentRun& run,
                                  cudaStream_t stream) {
   require_dtype(m, "launch_recurrent_persistent");
-  // The barrier counter, the stop words and the length codes start at zero.
-  LOOM_CUDA_CHECK(cudaMemsetAsync(run.control, 0, kControlBytes + run.batch * sizeof(int), stream));
   const int tile = std::max(1, std::min(plan.max_tile_rows, run.batch));
   const SmemLayout lay = smem_layout(m, plan.weight_smem, plan.units_per_block, tile, run.batch);
   const PersistentFn fn = persistent_fn(m, choose_vec(m), plan.on_chip);
-  allow_smem(fn, std::max(lay.total, plan.smem_bytes));
+  backend::cuda::require_smem_limit(reinterpret_cast<const void*>(fn), lay.total, "recurrent loop (persistent)");
+  // The barrier counter, the stop words and the length codes start at zero.
+  LOOM_CUDA_CHECK(cudaMemsetAsync(run.control, 0, kControlBytes + run.batch * sizeof(int), stream));
 
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(plan.blocks));
@@ -773,7 +735,8 @@ void launch_recurrent_resume_report(const RecurrentModel& m, const RecurrentStat
 
 StepPlan plan_recurrent_steps(const RecurrentModel& m, int device) {
   require_dtype(m, "plan_recurrent_steps");
-  const DeviceLimits d = device_limits(device);
+  backend::cuda::DeviceGuard guard(device);
+  const SmemLimits limits = raise_smem_limits(m, device);
   StepPlan plan;
   plan.threads = kThreads;
   plan.vec = full_vec(m);
@@ -783,24 +746,27 @@ StepPlan plan_recurrent_steps(const RecurrentModel& m, int device) {
   int tile = kTile;
   while (tile > 1 && smem_layout(m, 0, plan.units_per_block, tile, 0).total > kStepSmemSoft) --tile;
   plan.smem_bytes = smem_layout(m, 0, plan.units_per_block, tile, 0).total;
-  if (plan.smem_bytes > d.smem_optin) throw_too_large(m);
+  if (plan.smem_bytes > limits.step) loop_plan::throw_hidden_too_large(m.hidden);
   plan.max_tile_rows = tile;
-  plan.prepare_blocks = 2 * d.sms;
-  for (int vec : {full_vec(m), 1}) allow_smem(step_fn(m, vec), plan.smem_bytes);
+  plan.prepare_blocks = 2 * sm_count(device);
   return plan;
 }
 
 void launch_recurrent_prepare(const RecurrentModel& m, const StepPlan& plan, const RecurrentRun* run, int max_batch,
                               cudaStream_t stream) {
   require_dtype(m, "launch_recurrent_prepare");
+  const PrepareFn prepare = prepare_fn(m);
+  backend::cuda::require_smem_limit(reinterpret_cast<const void*>(prepare), prepare_smem(max_batch),
+                                    "recurrent loop (prepare)");
   reset_codes_kernel<<<1, kThreads, 0, stream>>>(run);
   scan_kernel<<<plan.prepare_blocks, kThreads, 0, stream>>>(run);
-  prepare_fn(m)<<<plan.prepare_blocks, kThreads, (max_batch + 1) * sizeof(int), stream>>>(m, run, 0, 0);
+  prepare<<<plan.prepare_blocks, kThreads, prepare_smem(max_batch), stream>>>(m, run, 0, 0);
 }
 
 void launch_recurrent_step(const RecurrentModel& m, const StepPlan& plan, const RecurrentRun* run,
                            cudaStream_t stream) {
   const StepFn fn = step_fn(m, choose_vec(m));
+  backend::cuda::require_smem_limit(reinterpret_cast<const void*>(fn), plan.smem_bytes, "recurrent loop (step)");
   for (int l = 0; l < m.layers; ++l) {
     if (m.gru && !m.linear_before_reset)
       fn<<<plan.blocks, plan.threads, plan.smem_bytes, stream>>>(m, run, l, kResetPhase, plan.units_per_block,
@@ -842,6 +808,10 @@ void build_recurrent_graph(const RecurrentModel& model, const StepPlan& plan, co
   RecurrentModel m = model;
   const RecurrentRun* runp = run;
   int use_graph = 1;
+  const void* prepare = reinterpret_cast<const void*>(prepare_fn(m));
+  const void* step = reinterpret_cast<const void*>(step_fn(m, choose_vec(m)));
+  backend::cuda::require_smem_limit(prepare, prepare_smem(max_batch), "recurrent loop (prepare)");
+  backend::cuda::require_smem_limit(step, plan.smem_bytes, "recurrent loop (step)");
 
   // The loop condition; reset to 0 at every launch, then set by the prepare kernel.
   cudaGraphConditionalHandle handle = 0;
@@ -853,9 +823,8 @@ void build_recurrent_graph(const RecurrentModel& model, const StepPlan& plan, co
   node = add_kernel_node(graph, node, reinterpret_cast<const void*>(scan_kernel),
                          static_cast<unsigned>(plan.prepare_blocks), kThreads, 0, run_args);
   void* prepare_args[] = {&m, &runp, &handle, &use_graph};
-  node = add_kernel_node(graph, node, reinterpret_cast<const void*>(prepare_fn(m)),
-                         static_cast<unsigned>(plan.prepare_blocks), kThreads, (max_batch + 1) * sizeof(int),
-                         prepare_args);
+  node = add_kernel_node(graph, node, prepare, static_cast<unsigned>(plan.prepare_blocks), kThreads,
+                         prepare_smem(max_batch), prepare_args);
 
   cudaGraphNodeParams loop{};
   loop.type = cudaGraphNodeTypeConditional;
@@ -867,7 +836,6 @@ void build_recurrent_graph(const RecurrentModel& model, const StepPlan& plan, co
   cudaGraph_t body = loop.conditional.phGraph_out[0];
 
   // The body: every layer's step kernels in order, then the control kernel.
-  const void* step = reinterpret_cast<const void*>(step_fn(m, choose_vec(m)));
   int units = plan.units_per_block, tile = plan.max_tile_rows;
   cudaGraphNode_t last = nullptr;
   // kernelParams are copied when each node is added, so these locals may change between adds.

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backend/recurrent_loop_plan.hpp"
 #include "loom/tensor.hpp"
 
 namespace loom::kernels::decode {
@@ -95,24 +96,20 @@ void bind_recurrent_scratch(const RecurrentModel& model, int batch, void* scratc
 
 // --- persistent: one launch per run ---
 
-struct PersistentPlan {
-  int blocks = 0;
-  int threads = 0;
-  int units_per_block = 0;
-  int vec = 1;                  // elements per vector load: 16 bytes when H allows, else 1
-  bool on_chip = false;         // every block holds its slice of R (and W of layers > 0) in shared memory
-  int max_tile_rows = 1;        // batch rows staged at once (fixed by the shared memory left)
-  std::size_t weight_smem = 0;  // bytes of weight rows per block (on chip)
-  std::size_t smem_bytes = 0;   // dynamic shared memory at max_tile_rows and the planned batch
-};
+// The grid arithmetic is plain host code (backend/recurrent_loop_plan.hpp), tested on the CPU.
+using PersistentPlan = backend::recurrent_loop::PersistentPlan;
 
 // Sizes the grid for `device` so that all blocks are co-resident (the barrier needs it) and keeps
-// the weights on chip when they fit. Throws Error(unsupported) when hidden is too large for even
-// one staged row. Runs launched with this plan may have at most `max_batch` rows.
-PersistentPlan plan_recurrent_persistent(const RecurrentModel& model, int device, int max_batch);
+// the weights on chip when they fit (backend::recurrent_loop::plan_persistent). The grid holds at
+// most `max_sms` SMs, one block each (0, or at least the device's SM count: no cap), leaving the
+// others to kernels on other streams: a cooperative launch keeps its SMs for the whole run. Throws
+// Error(unsupported) when hidden is too large for even one staged row, Error(invalid_argument) for
+// a negative max_sms. Runs launched with this plan may have at most `max_batch` rows.
+PersistentPlan plan_recurrent_persistent(const RecurrentModel& model, int device, int max_batch, int max_sms);
 
 // Zeroes the control words and launches the loop (a cooperative launch, which guarantees
-// co-residency). `run` must be bound to scratch and carry x_proj when steps remain.
+// co-residency). `run` must be bound to scratch and carry x_proj when steps remain. Throws
+// Error(unsupported) when the run needs more dynamic shared memory than the kernel may use.
 void launch_recurrent_persistent(const RecurrentModel& model, const PersistentPlan& plan, const RecurrentRun& run,
                                  cudaStream_t stream);
 
@@ -148,7 +145,9 @@ StepPlan plan_recurrent_steps(const RecurrentModel& model, int device);
 
 // Host loop: prepare (lengths, count, zeroed tail, initial state; keep_going), then per step
 // launch_recurrent_step (all layers, then the control kernel that advances the step and decides
-// keep_going), then finish (final state, status). `run` points to a device copy of the run.
+// keep_going), then finish (final state, status). `run` points to a device copy of the run. These
+// and build_recurrent_graph throw Error(unsupported) when a kernel would need more dynamic shared
+// memory than it may use (the prepare kernel holds max_batch + 1 ints).
 void launch_recurrent_prepare(const RecurrentModel& model, const StepPlan& plan, const RecurrentRun* run, int max_batch,
                               cudaStream_t stream);
 void launch_recurrent_step(const RecurrentModel& model, const StepPlan& plan, const RecurrentRun* run,

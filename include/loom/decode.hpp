@@ -93,6 +93,12 @@ struct DecoderOptions {
   int max_batch = 64;        // 1 to 64
   DecodeMethod method = DecodeMethod::automatic;
   int stream_priority = 0;  // of the decoder's own stream; higher = more urgent
+  // CUDA: the most SMs the persistent kernel's grid may hold (one block each); 0 = no cap, and so
+  // is the device's SM count or more. The cooperative launch keeps its SMs for the whole sample,
+  // so other streams' kernels get only the SMs it leaves; a cap leaves SMs to them at the cost of
+  // a slower loop (fewer blocks, each with more units; the recurrent weights may no longer fit on
+  // chip). Graph and host_loop runs launch ordinary grids and ignore it.
+  int persistent_grid_max_sms = 0;
 };
 
 // A device allocation owned by the engine that made it; freed on destruction. On the CPU backend

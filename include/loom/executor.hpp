@@ -83,6 +83,15 @@ struct LoadOptions {
   // Priority of the model's stream: 0 = normal, higher = more urgent (CUDA stream priorities;
   // the device then favours this model's kernels). Ignored on the CPU.
   int stream_priority = 0;
+  // CUDA: the most SMs a persistent kernel of this model may hold, one thread block each; 0 = no
+  // cap, and so is the device's SM count or more. An LSTM or GRU node on the device loop runs its
+  // whole sequence as one cooperative launch that, uncapped, takes about every SM until the
+  // sequence ends or pauses: other models' kernels on other streams get only the SMs it leaves,
+  // and the scheduler cannot preempt it except at its pause points. A cap leaves SMs to them at
+  // the cost of a slower loop (fewer blocks, each with more hidden units; the weights may no
+  // longer fit on chip and are then read through L2 every step). A cap too small for the hidden
+  // size sends the node to the per-step path. Negative: Error(invalid_argument). Ignored on the CPU.
+  int persistent_grid_max_sms = 0;
 };
 
 // Who may run: while a request of a higher class is live, lower classes do not start Steps (and

@@ -83,6 +83,9 @@ struct KernelSpec {
   // For each input, its host value when it is an initializer (weights, shape tensors), else
   // nullptr. Kernels may read these at creation; at run time the device copy is passed.
   std::vector<const Tensor*> constants;
+  // The most SMs a persistent (cooperative) kernel of this op may hold, one block each; 0 = no cap
+  // (LoadOptions::persistent_grid_max_sms). Read by the CUDA LSTM/GRU device loop.
+  int persistent_grid_max_sms = 0;
 };
 
 // Pausing inside a long op (MISSION.md §3, issue 7): a device loop over many iterations (the time

@@ -160,6 +160,9 @@ CellStack checked_cells(const std::string& decoder, const CellStack& cells) {
 void check_options(const std::string& decoder, const DecoderOptions& options) {
   require(options.max_batch >= 1 && options.max_batch <= 64, ErrorCode::invalid_argument, decoder,
           "options.max_batch = " + std::to_string(options.max_batch) + " is outside [1, 64]");
+  require(options.persistent_grid_max_sms >= 0, ErrorCode::invalid_argument, decoder,
+          "options.persistent_grid_max_sms = " + std::to_string(options.persistent_grid_max_sms) +
+              " is negative (0 = no cap)");
   require(options.dtype == DType::f32 || options.dtype == DType::f16, ErrorCode::invalid_argument, decoder,
           "options.dtype " + std::string(dtype_name(options.dtype)) + " is not f32 or f16");
   require(options.method == DecodeMethod::automatic || options.method == DecodeMethod::persistent ||
@@ -173,6 +176,7 @@ Program base_program(Program::Kind kind, const std::string& name, const DecoderO
   program.name = name;
   program.dtype = options.dtype;
   program.max_batch = options.max_batch;
+  program.persistent_grid_max_sms = options.persistent_grid_max_sms;
   return program;
 }
 

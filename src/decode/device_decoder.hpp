@@ -21,6 +21,7 @@ struct Program {
   std::string name;
   DType dtype = DType::f32;
   int max_batch = 64;
+  int persistent_grid_max_sms = 0;  // DecoderOptions::persistent_grid_max_sms
   // recurrent and greedy
   CellStack cells;
   // greedy

@@ -865,6 +865,10 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   std::string name = options.name.empty() ? original.name : options.name;
   if (name.empty()) throw Error(ErrorCode::invalid_argument, "load: the model has no name; pass one");
   if (!impl_->accepting) throw Error(ErrorCode::shutdown, "the executor is shut down; cannot load '" + name + "'");
+  if (options.persistent_grid_max_sms < 0)
+    throw Error(ErrorCode::invalid_argument,
+                "load '" + name + "': persistent_grid_max_sms = " + std::to_string(options.persistent_grid_max_sms) +
+                    " is negative (0 = no cap)");
   {
     std::shared_lock lock(impl_->models_mutex);
     if (impl_->models.count(name))
@@ -875,7 +879,8 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   std::unique_lock lock(impl_->models_mutex);
   auto loaded = std::make_unique<runtime::LoadedModel>(
       model, name, impl_->models.size(), impl_->options.compute_dtype, *impl_->device, *impl_->pool,
-      profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype), options.stream_priority);
+      profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype), options.stream_priority,
+      options.persistent_grid_max_sms);
   loaded->apply_profile(impl_->profile);
   loaded->set_graphs_enabled(impl_->options.cuda_graphs);
   // Cancellation points from each Step's estimated time: its measured time when the profile has

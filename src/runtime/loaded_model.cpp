@@ -12,7 +12,7 @@ namespace loom::runtime {
 
 LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype,
                          backend::Backend& device, MemoryPool& pool, const plan::DevicePeaks& peaks,
-                         int stream_priority)
+                         int stream_priority, int persistent_grid_max_sms)
     : name_(std::move(name)), index_(index) {
   plan_ = plan::compile(model, compute_dtype, peaks);
   stream_ = device.create_stream(stream_priority);
@@ -25,6 +25,7 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
     if (pn.is_alias) continue;
     backend::KernelSpec spec;
     spec.node = &plan_.model.nodes[pn.node_index];
+    spec.persistent_grid_max_sms = persistent_grid_max_sms;
     auto describe = [&](int id) {
       if (id < 0) return backend::TensorDesc{DType::f32, Shape{}, false};
       const auto& v = plan_.values[static_cast<std::size_t>(id)];

@@ -28,8 +28,10 @@ class LoadedModel {
   // Compiles `model`, creates its kernels, uploads its weights (converted to the compute dtype)
   // and creates its stream. Throws what compile() and Backend::create_kernel() throw.
   // `peaks` are the figures the roofline estimates use: the device profile's, else the backend's.
+  // `persistent_grid_max_sms` goes to every kernel (KernelSpec::persistent_grid_max_sms).
   LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype, backend::Backend& device,
-              MemoryPool& pool, const plan::DevicePeaks& peaks, int stream_priority = 0);
+              MemoryPool& pool, const plan::DevicePeaks& peaks, int stream_priority = 0,
+              int persistent_grid_max_sms = 0);
 
   const std::string& name() const noexcept { return name_; }
   std::size_t index() const noexcept { return index_; }

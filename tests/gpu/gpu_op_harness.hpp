@@ -37,6 +37,7 @@ struct OpCase {
   Attributes attrs;
   std::vector<OpInput> inputs;
   std::vector<OpOutput> outputs;
+  int persistent_grid_max_sms = 0;  // KernelSpec::persistent_grid_max_sms
 };
 
 struct Tolerance {
@@ -69,7 +70,8 @@ inline bool has_float_tensor(const OpCase& op) {
 // (NaN for floats) so an element a kernel never writes, or scratch it reads before writing, shows.
 inline std::vector<Tensor> run_op(backend::Backend& backend, const OpCase& op) {
   const Node node = make_node(op.op_type, op.attrs, op.inputs.size(), op.outputs, &op.inputs);
-  const backend::KernelSpec spec = make_spec(node, op.inputs, op.outputs);
+  backend::KernelSpec spec = make_spec(node, op.inputs, op.outputs);
+  spec.persistent_grid_max_sms = op.persistent_grid_max_sms;
   std::unique_ptr<backend::OpKernel> kernel = backend.create_kernel(spec);
   std::unique_ptr<backend::Stream> stream = backend.create_stream();
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;

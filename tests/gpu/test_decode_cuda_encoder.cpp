@@ -56,14 +56,16 @@ struct Case {
   std::uint32_t seed;
 };
 
-void expect_matches_cpu(const Case& c, DType dtype, double tolerance) {
+void expect_matches_cpu(const Case& c, DType dtype, double tolerance, int persistent_grid_max_sms = 0) {
   SCOPED_TRACE("width " + std::to_string(c.width) + " ff " + std::to_string(c.ff) + " batch " +
                std::to_string(c.batch) + " " + std::string(dtype_name(dtype)));
   const EncoderStackSpec spec = rounded(random_encoder(c.width, c.ff, c.blocks, c.seed), dtype);
   const Tensor x = rounded(random_tensor(Shape{c.batch, c.width}, c.seed + 100, -2.0f, 2.0f), dtype);
   DecodeEngine cpu("cpu"), cuda("cuda");
   const DecoderId cpu_id = cpu.add(spec);
-  const DecoderId cuda_id = cuda.add(spec, options(dtype));
+  DecoderOptions cuda_options = options(dtype);
+  cuda_options.persistent_grid_max_sms = persistent_grid_max_sms;
+  const DecoderId cuda_id = cuda.add(spec, cuda_options);
   for (const int steps : {0, 1, c.blocks - 1}) {
     const int count = steps == 0 ? c.blocks : steps;
     const Outcome want = run_encoder(cpu, cpu_id, x, steps, DType::f32, DecodeMethod::automatic);
@@ -88,6 +90,11 @@ TEST_F(CudaEncoderDecoder, MatchesTheCpuInF32) {
 TEST_F(CudaEncoderDecoder, MatchesTheCpuInF16) {
   expect_matches_cpu({64, 128, 4, 3, 4100}, DType::f16, 2e-2);
   expect_matches_cpu({36, 50, 3, 5, 4110}, DType::f16, 2e-2);
+}
+
+TEST_F(CudaEncoderDecoder, GridCappedToFewSms) {
+  // 3 blocks for 1024 W1 rows: each warp loops over many rows of every phase.
+  expect_matches_cpu({256, 1024, 3, 64, 4030}, DType::f32, 1e-4, 3);
 }
 
 TEST_F(CudaEncoderDecoder, InPlaceEqualsOutOfPlace) {

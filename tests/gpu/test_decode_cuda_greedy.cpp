@@ -136,7 +136,7 @@ struct RandomCase {
   float scale;
 };
 
-void expect_matches_cpu(const RandomCase& c, std::uint32_t seed) {
+void expect_matches_cpu(const RandomCase& c, std::uint32_t seed, int persistent_grid_max_sms = 0) {
   SCOPED_TRACE(std::string(c.type == CellType::lstm ? "LSTM"
                            : c.lbr                  ? "GRU lbr"
                                                     : "GRU") +
@@ -154,7 +154,9 @@ void expect_matches_cpu(const RandomCase& c, std::uint32_t seed) {
   const GreedyOutcome want = run_greedy(cpu, cpu.add(spec), c.first, c.steps, state, DecodeMethod::automatic, lstm);
 
   DecodeEngine cuda("cuda");
-  const DecoderId id = cuda.add(spec);
+  DecoderOptions cuda_options;
+  cuda_options.persistent_grid_max_sms = persistent_grid_max_sms;
+  const DecoderId id = cuda.add(spec, cuda_options);
   for (const DecodeMethod method : kMethods) {
     SCOPED_TRACE(name_of(method));
     const GreedyOutcome got = run_greedy(cuda, id, c.first, c.steps, state, method, lstm);
@@ -185,6 +187,12 @@ TEST_F(CudaGreedyDecoder, FullBatchOfSixtyFourRows) {
 TEST_F(CudaGreedyDecoder, LargeVocabularyAndHiddenSize) {
   // vocab 32000 × hidden 1024: the projection spans every block's slice; R is 16 MB in f32.
   expect_matches_cpu({CellType::lstm, false, 1, 32000, 256, 1024, 6, {17, 31999}, 0.05f}, 3200);
+}
+
+TEST_F(CudaGreedyDecoder, GridCappedToFewSms) {
+  // 4 blocks: 256 hidden units and 8000 tokens of the vocabulary each; R no longer fits on chip.
+  expect_matches_cpu({CellType::lstm, false, 1, 32000, 256, 1024, 6, {17, 31999}, 0.05f}, 3250, 4);
+  expect_matches_cpu({CellType::gru, false, 2, 50, 16, 32, 10, {0, 1, 2, -1}, 0.5f}, 3260, 1);
 }
 
 TEST_F(CudaGreedyDecoder, InfoReportsTheMethodsAndWeights) {

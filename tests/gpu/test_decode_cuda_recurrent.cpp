@@ -350,6 +350,43 @@ TEST_F(CudaRecurrentDecoder, InfoNamesTheMethodsAndKeepsWeightsOnChip) {
   EXPECT_TRUE(info.weights_on_chip);
 }
 
+// A persistent grid capped at a few SMs computes what the CPU does; at 8 SMs a block's 128 units of
+// the f16 LSTM above need 1 MiB of weights, so they leave the chip.
+TEST_F(CudaRecurrentDecoder, GridCappedToFewSmsMatchesCpu) {
+  const Case c{.type = CellType::lstm,
+               .batch = 7,
+               .hidden = 1024,
+               .input = 256,
+               .steps = 5,
+               .rows = Rows::lengths,
+               .initial_state = true,
+               .seed = 51};
+  const CellStack cells = random_cells(c.type, c.input, c.hidden, c.layers, c.seed, false, true,
+                                       1.0f / std::sqrt(static_cast<float>(c.hidden)));
+  const Inputs in = make_inputs(c, DType::f32);
+  DecodeEngine cpu("cpu");
+  const Outcome want =
+      run_once(cpu, add(cpu, cells, DType::f32, "reference"), c, in, DType::f32, DecodeMethod::automatic);
+  DecodeEngine cuda("cuda");
+  for (const int cap : {1, 8}) {
+    SCOPED_TRACE("persistent_grid_max_sms " + std::to_string(cap));
+    DecoderOptions capped = options(DType::f32);
+    capped.name = "capped" + std::to_string(cap);
+    capped.persistent_grid_max_sms = cap;
+    const DecoderId id = cuda.add(RecurrentSpec{cells}, capped);
+    const Outcome got = run_once(cuda, id, c, in, DType::f32, DecodeMethod::persistent);
+    EXPECT_EQ(got.result.steps_run, want.result.steps_run);
+    expect_close(got.y, want.y, 1e-4, 1e-3, "output");
+    expect_close(got.h, want.h, 1e-4, 1e-3, "final_h");
+    expect_close(got.c, want.c, 1e-4, 1e-3, "final_c");
+  }
+  DecoderOptions half = options(DType::f16);
+  half.name = "capped_f16";
+  half.persistent_grid_max_sms = 8;
+  EXPECT_FALSE(
+      cuda.info(cuda.add(RecurrentSpec{random_cells(CellType::lstm, 256, 1024, 1, 41)}, half)).weights_on_chip);
+}
+
 // Pause before every call: each call runs one step and stops; resuming from the saved state until
 // the end gives the same bytes as one uninterrupted call.
 void expect_pause_resume_identical(const Case& c, DType dtype, bool flag_while_running) {

@@ -1,7 +1,8 @@
 // ONNX LSTM and GRU nodes in the case the CUDA backend runs as one persistent device loop per
 // direction (default activations, no clip, peepholes or input_forget, layout 0), against the CPU
 // backend, in f32 and f16: forward and reverse, sequence lengths (i32 and i64, 0 and the full
-// length among them), initial states given or not, hidden 128 and 1024, batch 1 and 16.
+// length among them), initial states given or not, hidden 128 and 1024, batch 1 and 16, and grids
+// capped to a few SMs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -124,6 +125,21 @@ TEST_F(RnnOpsDeviceLoop, GruPartialOutputsAndBidirectional) {
       true,
       {.direction = "bidirectional", .batch = 16, .lengths = mixed_lengths(7, DType::i64), .initial_states = false},
       610));
+}
+
+// A grid capped at 1 SM (one block owns every unit) and at 8 (128 units each, the weights then off
+// chip): the loop computes the same values, only with fewer blocks.
+TEST_F(RnnOpsDeviceLoop, GridCappedToFewSms) {
+  for (const int cap : {1, 8}) {
+    SCOPED_TRACE("persistent_grid_max_sms " + std::to_string(cap));
+    OpCase lstm =
+        rnn_case(false, {.steps = 5, .batch = 16, .hidden = 1024, .lengths = mixed_lengths(5, DType::i32)}, 700);
+    lstm.persistent_grid_max_sms = cap;
+    expect_agree(lstm);
+    OpCase gru = rnn_case(true, {.direction = "bidirectional", .batch = 16, .hidden = 256}, 710);
+    gru.persistent_grid_max_sms = cap;
+    expect_agree(gru);
+  }
 }
 
 }  // namespace

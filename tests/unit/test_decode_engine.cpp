@@ -160,6 +160,11 @@ TEST(DecodeEngine, SpecErrorsNameTheDecoderAndField) {
   wide.max_batch = 65;
   expect_error([&] { engine.add(lstm_spec(), wide); }, ErrorCode::invalid_argument, {"dec0", "max_batch", "65"});
 
+  DecoderOptions negative_cap = options;
+  negative_cap.persistent_grid_max_sms = -1;
+  expect_error([&] { engine.add(lstm_spec(), negative_cap); }, ErrorCode::invalid_argument,
+               {"dec0", "persistent_grid_max_sms", "-1"});
+
   DecoderOptions half = options;
   half.dtype = DType::f16;
   expect_error([&] { engine.add(lstm_spec(), half); }, ErrorCode::unsupported, {"decoder 'dec0'", "f16"});

@@ -162,6 +162,10 @@ TEST(Executor, BadInputGetsTypedErrorsAndTheExecutorCarriesOn) {
             }),
             ErrorCode::dtype_mismatch);
   EXPECT_EQ(code_of([&] { ex.load(affine.model); }), ErrorCode::invalid_argument);  // duplicate name
+  LoadOptions negative_cap;
+  negative_cap.name = "capped";
+  negative_cap.persistent_grid_max_sms = -1;
+  EXPECT_EQ(code_of([&] { ex.load(affine.model, negative_cap); }), ErrorCode::invalid_argument);
   try {
     ex.submit("affine", {Tensor(DType::f32, Shape{2, 7})});
   } catch (const Error& e) {

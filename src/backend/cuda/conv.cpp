@@ -143,6 +143,9 @@ class ConvKernel final : public CudaOpKernel {
     for (int i = 0; i < returned; ++i) {
       const cudnnConvolutionFwdAlgoPerf_t& perf = results[i];
       if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+      // Only algorithms whose sums run in a fixed order (no atomics), so that a Step computes the
+      // same bits on every run: plain or captured, before or after a pause, on any stream.
+      if (perf.determinism != CUDNN_DETERMINISTIC) continue;
       // For f32, an entry that would run on tensor cores means TF32 or f16 conversion: skip it,
       // and keep the descriptor on FMA math for the algorithm chosen.
       const bool fma_only = wanted_math == CUDNN_FMA_MATH;

@@ -111,6 +111,9 @@ class ConvTransposeKernel final : public CudaOpKernel {
     for (int i = 0; i < returned; ++i) {
       const cudnnConvolutionBwdDataAlgoPerf_t& perf = results[i];
       if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+      // Only algorithms whose sums run in a fixed order (no atomics), so that a Step computes the
+      // same bits on every run: plain or captured, before or after a pause, on any stream.
+      if (perf.determinism != CUDNN_DETERMINISTIC) continue;
       const bool fma_only = wanted_math == CUDNN_FMA_MATH;
       if (fma_only && (perf.mathType == CUDNN_TENSOR_OP_MATH || perf.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
         continue;

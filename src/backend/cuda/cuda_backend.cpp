@@ -121,6 +121,7 @@ CudaStream::~CudaStream() {
   struct Owned {
     CudnnHandle cudnn;
     CublasHandle cublas;
+    CublasLtHandle cublas_lt;
     DeviceBuffer workspace;
     StreamHandle stream;
   };
@@ -133,11 +134,13 @@ CudaStream::~CudaStream() {
   }
   owned->cudnn = std::move(cudnn_);
   owned->cublas = std::move(cublas_);
+  owned->cublas_lt = std::move(cublas_lt_);
   owned->workspace = std::move(cublas_workspace_);
   owned->stream = std::move(stream_);
   release_outside_captures(device_, [owned] {
     owned->cudnn.reset();
     owned->cublas.reset();
+    owned->cublas_lt.reset();
     owned->workspace.reset();
     owned->stream.reset();
   });
@@ -229,27 +232,40 @@ std::unique_ptr<Graph> CudaStream::end_capture() {
   return std::make_unique<CudaGraph>(GraphExecHandle(raw_exec), device_);
 }
 
+void CudaStream::create_cublas_locked() {
+  if (cublas_) return;
+  DeviceGuard guard(device_);
+  CublasHandle handle = create_cublas_handle();
+  CublasLtHandle lt = create_cublas_lt_handle();
+  LOOM_CUBLAS_CHECK(cublasSetStream(handle.get(), stream_.get()));
+  // Default math: FP32 GEMMs stay true FP32 (no TF32), so results match the CPU backend.
+  LOOM_CUBLAS_CHECK(cublasSetMathMode(handle.get(), CUBLAS_DEFAULT_MATH));
+  // After cublasSetStream, which resets the workspace to cuBLAS's own pool. NVIDIA's cuBLAS
+  // guide recommends 32 MiB on Hopper and later, 4 MiB before. Every stream of a device has the
+  // same size, so a GEMM's algorithm (chosen for a workspace limit) is the same on all of them.
+  int major = 0;
+  LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
+  const std::size_t workspace_bytes = (major >= 9 ? 32u : 4u) << 20;
+  void* workspace = nullptr;
+  LOOM_CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
+  DeviceBuffer owned(workspace);
+  LOOM_CUBLAS_CHECK(cublasSetWorkspace(handle.get(), workspace, workspace_bytes));
+  cublas_workspace_ = std::move(owned);
+  cublas_workspace_bytes_ = workspace_bytes;
+  cublas_lt_ = std::move(lt);
+  cublas_ = std::move(handle);
+}
+
 cublasHandle_t CudaStream::cublas() {
   std::lock_guard lock(handles_mutex_);
-  if (!cublas_) {
-    DeviceGuard guard(device_);
-    CublasHandle handle = create_cublas_handle();
-    LOOM_CUBLAS_CHECK(cublasSetStream(handle.get(), stream_.get()));
-    // Default math: FP32 GEMMs stay true FP32 (no TF32), so results match the CPU backend.
-    LOOM_CUBLAS_CHECK(cublasSetMathMode(handle.get(), CUBLAS_DEFAULT_MATH));
-    // After cublasSetStream, which resets the workspace to cuBLAS's own pool. NVIDIA's cuBLAS
-    // guide recommends 32 MiB on Hopper and later, 4 MiB before.
-    int major = 0;
-    LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
-    const std::size_t workspace_bytes = (major >= 9 ? 32u : 4u) << 20;
-    void* workspace = nullptr;
-    LOOM_CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
-    DeviceBuffer owned(workspace);
-    LOOM_CUBLAS_CHECK(cublasSetWorkspace(handle.get(), workspace, workspace_bytes));
-    cublas_workspace_ = std::move(owned);
-    cublas_ = std::move(handle);
-  }
+  create_cublas_locked();
   return cublas_.get();
+}
+
+CudaStream::CublasLt CudaStream::cublas_lt() {
+  std::lock_guard lock(handles_mutex_);
+  create_cublas_locked();
+  return {cublas_lt_.get(), cublas_workspace_.get(), cublas_workspace_bytes_};
 }
 
 cudnnHandle_t CudaStream::cudnn() {

@@ -54,8 +54,9 @@ class CudaStream final : public Stream {
   void synchronize() override;
   void* native_handle() noexcept override { return stream_.get(); }
   // cudaStreamBeginCapture in cudaStreamCaptureModeThreadLocal: only this thread's calls that are
-  // unsafe during capture (synchronous copies, cudaMalloc...) fail and invalidate the capture;
-  // the executor's other threads keep allocating and copying.
+  // unsafe during capture (synchronous copies, cudaMalloc...) fail and invalidate the capture.
+  // Calls that synchronise the whole device invalidate it from any thread: the backend's frees
+  // and handle teardowns wait in the device's ReleaseGate until no capture is in flight.
   void begin_capture() override;
   // cudaStreamEndCapture then cudaGraphInstantiate; nullptr (error cleared) on an invalidated
   // capture or a failed instantiation.
@@ -69,15 +70,26 @@ class CudaStream final : public Stream {
   // while a graph is being captured and every captured GEMM uses the same scratch.
   cublasHandle_t cublas();
   cudnnHandle_t cudnn();
+  // A cuBLASLt handle and the same workspace as the cuBLAS handle's (calls on one stream run in
+  // order, so the two never use it at once), for GEMMs whose algorithm is pinned (cublas_gemm.hpp).
+  struct CublasLt {
+    cublasLtHandle_t handle = nullptr;
+    void* workspace = nullptr;
+    std::size_t workspace_bytes = 0;
+  };
+  CublasLt cublas_lt();
 
  private:
   void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind);
+  void create_cublas_locked();
 
   int device_;
   StreamHandle stream_;
   std::mutex handles_mutex_;  // a stream may be driven from more than one host thread
   CublasHandle cublas_;
-  DeviceBuffer cublas_workspace_;  // freed after cublas_, which uses it
+  CublasLtHandle cublas_lt_;
+  DeviceBuffer cublas_workspace_;  // freed after cublas_ and cublas_lt_, which use it
+  std::size_t cublas_workspace_bytes_ = 0;
   CudnnHandle cudnn_;
   // Between begin_capture() and end_capture(): the capture is counted in the device's ReleaseGate.
   bool capture_counted_ = false;

@@ -3,6 +3,7 @@
 // _NOTHROW variants log instead, for destructors and other places that must not throw.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>

@@ -77,6 +77,12 @@ struct CublasTraits {
     release_outside_captures([h] { LOOM_CUBLAS_CHECK_NOTHROW(cublasDestroy(h)); });
   }
 };
+struct CublasLtTraits {
+  using handle_type = cublasLtHandle_t;
+  static void destroy(cublasLtHandle_t h) noexcept {
+    release_outside_captures([h] { LOOM_CUBLAS_CHECK_NOTHROW(cublasLtDestroy(h)); });
+  }
+};
 struct CudnnTraits {
   using handle_type = cudnnHandle_t;
   static void destroy(cudnnHandle_t h) noexcept {
@@ -104,6 +110,7 @@ using DeviceBuffer = UniqueHandle<DeviceMemoryTraits>;
 using GraphHandle = UniqueHandle<GraphTraits>;
 using GraphExecHandle = UniqueHandle<GraphExecTraits>;
 using CublasHandle = UniqueHandle<CublasTraits>;
+using CublasLtHandle = UniqueHandle<CublasLtTraits>;
 using CudnnHandle = UniqueHandle<CudnnTraits>;
 using CudnnTensorDesc = UniqueHandle<CudnnTensorDescTraits>;
 using CudnnFilterDesc = UniqueHandle<CudnnFilterDescTraits>;
@@ -124,6 +131,11 @@ inline CublasHandle create_cublas_handle() {
   cublasHandle_t handle = nullptr;
   LOOM_CUBLAS_CHECK(cublasCreate(&handle));
   return CublasHandle(handle);
+}
+inline CublasLtHandle create_cublas_lt_handle() {
+  cublasLtHandle_t handle = nullptr;
+  LOOM_CUBLAS_CHECK(cublasLtCreate(&handle));
+  return CublasLtHandle(handle);
 }
 inline CudnnHandle create_cudnn_handle() {
   cudnnHandle_t handle = nullptr;

@@ -83,22 +83,21 @@ class MatMulKernel final : public CudaOpKernel {
 
  protected:
   void launch(std::span<const void* const> inputs, std::span<void* const> outputs, void*, CudaStream& stream) override {
-    cublasHandle_t handle = stream.cublas();
     const auto element = static_cast<std::int64_t>(dtype_size(dtype_));
     const auto* a = static_cast<const std::byte*>(inputs[0]);
     const auto* b = static_cast<const std::byte*>(inputs[1]);
     auto* y = static_cast<std::byte*>(outputs[0]);
     if (fold_batch_) {
-      gemm_row_major(handle, batch_ * m_, n_, k_, 1.0f, {a, false, k_, 0}, {b, false, n_, 0}, 0.0f, {y, n_, 0}, 1,
+      gemm_row_major(stream, batch_ * m_, n_, k_, 1.0f, {a, false, k_, 0}, {b, false, n_, 0}, 0.0f, {y, n_, 0}, 1,
                      dtype_, dtype_);
     } else if (a_offsets_.empty()) {
-      gemm_row_major(handle, m_, n_, k_, 1.0f, {a, false, k_, a_step_ * m_ * k_}, {b, false, n_, b_step_ * k_ * n_},
+      gemm_row_major(stream, m_, n_, k_, 1.0f, {a, false, k_, a_step_ * m_ * k_}, {b, false, n_, b_step_ * k_ * n_},
                      0.0f, {y, n_, m_ * n_}, batch_, dtype_, dtype_);
     } else {
       for (std::int64_t i = 0; i < batch_; ++i) {
         const GemmOperand a_i{a + a_offsets_[i] * m_ * k_ * element, false, k_, 0};
         const GemmOperand b_i{b + b_offsets_[i] * k_ * n_ * element, false, n_, 0};
-        gemm_row_major(handle, m_, n_, k_, 1.0f, a_i, b_i, 0.0f, {y + i * m_ * n_ * element, n_, 0}, 1, dtype_, dtype_);
+        gemm_row_major(stream, m_, n_, k_, 1.0f, a_i, b_i, 0.0f, {y + i * m_ * n_ * element, n_, 0}, 1, dtype_, dtype_);
       }
     }
   }
@@ -151,8 +150,7 @@ class GemmKernel final : public CudaOpKernel {
     }
     const GemmOperand a{inputs[0], trans_a_, trans_a_ ? m_ : k_, 0};
     const GemmOperand b{inputs[1], trans_b_, trans_b_ ? k_ : n_, 0};
-    gemm_row_major(stream.cublas(), m_, n_, k_, alpha_, a, b, has_c_ ? beta_ : 0.0f, {outputs[0], n_, 0}, 1, dtype_,
-                   dtype_);
+    gemm_row_major(stream, m_, n_, k_, alpha_, a, b, has_c_ ? beta_ : 0.0f, {outputs[0], n_, 0}, 1, dtype_, dtype_);
   }
 
  private:

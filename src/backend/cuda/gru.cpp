@@ -35,7 +35,8 @@ class GruKernel final : public RnnLoopKernel {
     h_gates_bytes_ = align_bytes(static_cast<std::size_t>(gru_.batch * gates) * sizeof(float));
     h_bytes_ = align_bytes(static_cast<std::size_t>(gru_.batch * gru_.hidden) * dtype_size(dtype_));
 
-    device_loop_ = RnnDeviceLoop::plan(gru_, true, gru_.linear_before_reset, dtype_, true, device);
+    device_loop_ =
+        RnnDeviceLoop::plan(gru_, true, gru_.linear_before_reset, dtype_, true, device, spec.persistent_grid_max_sms);
   }
 
   // Per-step path: x_gates, h_gates, h, then r ⊙ h (same size as h).
@@ -69,7 +70,6 @@ class GruKernel final : public RnnLoopKernel {
       LOOM_CUDA_CHECK(cudaMemsetAsync(
           y, 0, static_cast<std::size_t>(gru_.steps * gru_.directions) * state_elements * element, stream.get()));
 
-    cublasHandle_t handle = stream.cublas();
     const auto* w = input(kGruW);
     const auto* r = input(kGruR);
     const auto* b = input(kGruB);
@@ -77,7 +77,7 @@ class GruKernel final : public RnnLoopKernel {
 
     for (std::int64_t d = 0; d < gru_.directions; ++d) {
       // X·W_dᵀ for all steps: [T*B, I] x [3H, I]ᵀ -> [T*B, 3H] in f32, rows in X's layout.
-      gemm_row_major(handle, gru_.steps * gru_.batch, gates, gru_.input_size, 1.0f,
+      gemm_row_major(stream, gru_.steps * gru_.batch, gates, gru_.input_size, 1.0f,
                      {inputs[kGruX], false, gru_.input_size, 0},
                      {w + d * gates * gru_.input_size * e, true, gru_.input_size, 0}, 0.0f, {x_gates, gates, 0}, 1,
                      dtype_, DType::f32);
@@ -125,14 +125,14 @@ class GruKernel final : public RnnLoopKernel {
         step.step = t;
         if (gru_.linear_before_reset) {
           // h·R_dᵀ over all three gates: [B, H] x [3H, H]ᵀ -> [B, 3H].
-          gemm_row_major(handle, gru_.batch, gates, hidden, 1.0f, h_op, {r_d, true, hidden, 0}, 0.0f, h_gates_out, 1,
+          gemm_row_major(stream, gru_.batch, gates, hidden, 1.0f, h_op, {r_d, true, hidden, 0}, 0.0f, h_gates_out, 1,
                          dtype_, DType::f32);
         } else {
           // h·[Rz; Rr]ᵀ -> [B, 2H], then r ⊙ h, then (r ⊙ h)·Rhᵀ -> [B, H] in the third gate's columns.
-          gemm_row_major(handle, gru_.batch, 2 * hidden, hidden, 1.0f, h_op, {r_d, true, hidden, 0}, 0.0f, h_gates_out,
+          gemm_row_major(stream, gru_.batch, 2 * hidden, hidden, 1.0f, h_op, {r_d, true, hidden, 0}, 0.0f, h_gates_out,
                          1, dtype_, DType::f32);
           kernels::launch_gru_reset(step, dtype_, stream.get());
-          gemm_row_major(handle, gru_.batch, hidden, hidden, 1.0f, {reset_h, false, hidden, 0},
+          gemm_row_major(stream, gru_.batch, hidden, hidden, 1.0f, {reset_h, false, hidden, 0},
                          {r_d + 2 * hidden * hidden * e, true, hidden, 0}, 0.0f, candidate_out, 1, dtype_, DType::f32);
         }
         kernels::launch_gru_update(step, dtype_, stream.get());

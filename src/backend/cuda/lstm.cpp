@@ -41,8 +41,8 @@ class LstmKernel final : public RnnLoopKernel {
     h_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * dtype_size(dtype_));
     c_bytes_ = align_bytes(static_cast<std::size_t>(lstm_.batch * lstm_.hidden) * sizeof(float));
 
-    device_loop_ =
-        RnnDeviceLoop::plan(lstm_, false, false, dtype_, !lstm_.has_peepholes && !lstm_.input_forget, device);
+    device_loop_ = RnnDeviceLoop::plan(lstm_, false, false, dtype_, !lstm_.has_peepholes && !lstm_.input_forget, device,
+                                       spec.persistent_grid_max_sms);
   }
 
   std::size_t workspace_bytes() const override {
@@ -71,7 +71,6 @@ class LstmKernel final : public RnnLoopKernel {
       LOOM_CUDA_CHECK(cudaMemsetAsync(
           y, 0, static_cast<std::size_t>(lstm_.steps * lstm_.directions) * state_elements * element, stream.get()));
 
-    cublasHandle_t handle = stream.cublas();
     const auto* w = static_cast<const std::byte*>(inputs[kW]);
     const auto* r = static_cast<const std::byte*>(inputs[kR]);
     const auto input = [&](int index) {
@@ -88,7 +87,7 @@ class LstmKernel final : public RnnLoopKernel {
       // X·W_dᵀ for all steps: [T*B, I] x [4H, I]ᵀ -> [T*B, 4H] in f32, rows in X's layout.
       const GemmOperand x_op{inputs[kX], false, lstm_.input_size, 0};
       const GemmOperand w_op{w + d * 4 * lstm_.hidden * lstm_.input_size * e, true, lstm_.input_size, 0};
-      gemm_row_major(handle, lstm_.steps * lstm_.batch, 4 * lstm_.hidden, lstm_.input_size, 1.0f, x_op, w_op, 0.0f,
+      gemm_row_major(stream, lstm_.steps * lstm_.batch, 4 * lstm_.hidden, lstm_.input_size, 1.0f, x_op, w_op, 0.0f,
                      {x_gates, 4 * lstm_.hidden, 0}, 1, dtype_, DType::f32);
 
       // initial_h rows of this direction are H apart (layout 0) or D*H apart (layout 1).
@@ -133,7 +132,7 @@ class LstmKernel final : public RnnLoopKernel {
       const GemmOperand r_op{r + d * 4 * lstm_.hidden * lstm_.hidden * e, true, lstm_.hidden, 0};
       for (std::int64_t t = 0; t < lstm_.steps; ++t) {
         // h·R_dᵀ: [B, H] x [4H, H]ᵀ -> [B, 4H] in f32.
-        gemm_row_major(handle, lstm_.batch, 4 * lstm_.hidden, lstm_.hidden, 1.0f, h_op, r_op, 0.0f,
+        gemm_row_major(stream, lstm_.batch, 4 * lstm_.hidden, lstm_.hidden, 1.0f, h_op, r_op, 0.0f,
                        {h_gates, 4 * lstm_.hidden, 0}, 1, dtype_, DType::f32);
         step.step = t;
         kernels::launch_lstm_step(step, dtype_, stream.get());

@@ -37,7 +37,7 @@ bool fits_int(std::int64_t v) { return v > 0 && v <= INT_MAX; }
 }  // namespace
 
 std::optional<RnnDeviceLoop> RnnDeviceLoop::plan(const RnnSpec& rnn, bool gru, bool linear_before_reset, DType dtype,
-                                                 bool op_specific_ok, int device) {
+                                                 bool op_specific_ok, int device, int max_sms) {
   if (!op_specific_ok || rnn.batch_major || rnn.clip > 0.0f || !default_activations(rnn, gru)) return std::nullopt;
   if (dtype != DType::f32 && dtype != DType::f16) return std::nullopt;
   if (!fits_int(rnn.steps) || !fits_int(rnn.batch) || !fits_int(rnn.hidden) || !fits_int(rnn.input_size))
@@ -58,7 +58,7 @@ std::optional<RnnDeviceLoop> RnnDeviceLoop::plan(const RnnSpec& rnn, bool gru, b
   m.cell_f32 = !gru;
   const int batch = static_cast<int>(rnn.batch);
   try {
-    loop.plan_ = kd::plan_recurrent_persistent(m, device, batch);
+    loop.plan_ = kd::plan_recurrent_persistent(m, device, batch, max_sms);
   } catch (const Error& error) {
     if (error.code() != ErrorCode::unsupported) throw;
     return std::nullopt;
@@ -87,8 +87,8 @@ void RnnDeviceLoop::prepare_direction(const RnnDeviceLoopArgs& args, std::int64_
 
   // x_proj[t * B + b] = X(t, b)·W_dᵀ: layout 0 puts X's rows in exactly the loop's order.
   const void* w_d = at(args.w, d * G * H * I * e);
-  gemm_row_major(stream.cublas(), T * B, G * H, I, 1.0f, {args.x, false, I, 0}, {w_d, true, I, 0}, 0.0f,
-                 {x_proj, G * H, 0}, 1, model_.dtype, DType::f32);
+  gemm_row_major(stream, T * B, G * H, I, 1.0f, {args.x, false, I, 0}, {w_d, true, I, 0}, 0.0f, {x_proj, G * H, 0}, 1,
+                 model_.dtype, DType::f32);
 
   m = model_;
   m.layer[0].w = w_d;

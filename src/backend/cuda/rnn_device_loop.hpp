@@ -33,13 +33,14 @@ struct RnnDeviceLoopArgs {
 
 class RnnDeviceLoop {
  public:
-  // The plan for `rnn` on `device`, or nullopt when the node needs the per-step path: an attribute
-  // the loop does not implement (the caller has checked those specific to its op and passes
-  // `op_specific_ok`), or a hidden size or batch the device cannot co-schedule
+  // The plan for `rnn` on `device`, its grid holding at most `max_sms` SMs (KernelSpec::
+  // persistent_grid_max_sms; 0 = no cap), or nullopt when the node needs the per-step path: an
+  // attribute the loop does not implement (the caller has checked those specific to its op and
+  // passes `op_specific_ok`), or a hidden size or batch the device cannot co-schedule under the cap
   // (plan_recurrent_persistent's Error(unsupported) is caught here; other errors propagate).
   // Call with the device current.
   static std::optional<RnnDeviceLoop> plan(const RnnSpec& rnn, bool gru, bool linear_before_reset, DType dtype,
-                                           bool op_specific_ok, int device);
+                                           bool op_specific_ok, int device, int max_sms);
 
   // Workspace bytes for the loop: X·Wᵀ for every step (f32), the loop's scratch, with two
   // directions a [T, B, H] staging buffer for Y, and the loop's status word (resumable runs).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_check.hpp"
+#include "backend/recurrent_loop_plan.hpp"
 #include "decode/cuda/cuda_decoders.hpp"
 #include "decode/cuda/loop_support.hpp"
 #include "decode_encoder.cuh"
@@ -92,7 +93,7 @@ CudaEncoderDecoder::CudaEncoderDecoder(const Program& program, backend::Backend&
 
   // Phases give one warp per row (batch rows, W1 rows, W2 rows). The persistent grid covers the
   // widest phase, capped at two blocks per SM (fewer blocks make cheaper barriers; warps loop over
-  // the rest) and always within what can be resident at once.
+  // the rest) and always within what can be resident at once, and within the caller's cap on SMs.
   const cuda_loop::DeviceFacts facts = cuda_loop::device_facts(device_);
   const void* persistent = kernel(kd::EncoderKernel::persistent);
   int per_sm = 0;
@@ -100,7 +101,8 @@ CudaEncoderDecoder::CudaEncoderDecoder(const Program& program, backend::Backend&
   if (per_sm < 1)
     throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': the persistent encoder kernel cannot be resident");
   const std::int64_t widest = std::max<std::int64_t>({F, W, program.max_batch});
-  const std::int64_t resident = static_cast<std::int64_t>(std::min(per_sm, 2)) * facts.sm_count;
+  const std::int64_t resident = backend::recurrent_loop::persistent_grid_limit(facts.sm_count, std::min(per_sm, 2),
+                                                                               program.persistent_grid_max_sms);
   persistent_grid_ = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(widest, kWarps), 1, resident));
   fill_grid_ = static_cast<unsigned>(4 * facts.sm_count);
   norm_grid_ = static_cast<unsigned>(ceil_div(program.max_batch, kWarps));

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "backend/cuda/cuda_check.hpp"
+#include "backend/cuda/smem_limit.hpp"
+#include "backend/recurrent_loop_plan.hpp"
 #include "decode/cuda/cuda_decoders.hpp"
 #include "decode/cuda/loop_support.hpp"
 #include "decode_greedy.cuh"
@@ -35,7 +37,7 @@ class CudaGreedyDecoder final : public cuda_loop::LoopDecoder<kd::GreedyRun, kd:
 
  private:
   void upload(const Program& program);
-  void plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts);
+  void plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts, int max_sms);
   kd::GreedyRun carve(ScratchCarver& carver, int batch) const override;
   void describe_run(kd::GreedyRun& run, const DecodeArgs& args, const volatile std::int32_t* pause_flag,
                     RunStatus* status) const override;
@@ -122,7 +124,7 @@ void CudaGreedyDecoder::upload(const Program& program) {
 
   const cuda_loop::DeviceFacts facts = cuda_loop::device_facts(device_);
   persistent_model_ = model;
-  plan_persistent(layers, facts);  // fills the cache fields of `layers`
+  plan_persistent(layers, facts, program.persistent_grid_max_sms);  // fills the cache fields of `layers`
 
   HostImage table(DType::f32);
   table.add_bytes(layers.data(), layers.size() * sizeof(kd::GreedyLayer));
@@ -143,21 +145,15 @@ void CudaGreedyDecoder::upload(const Program& program) {
   max_partials_ = std::max(persistent_model_.partial_blocks, step_model_.partial_blocks);
 }
 
-// One block per SM, each owning ceil(hidden / SMs) hidden units of every layer and an equal slice of
-// the vocabulary. Shared memory holds, in order of preference, the recurrent rows (R) of each layer
-// and then the input rows (W), as many units of each as fit.
-void CudaGreedyDecoder::plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts) {
+// One block per SM (at most max_sms of them), each owning ceil(hidden / blocks) hidden units of
+// every layer and an equal slice of the vocabulary. Shared memory holds, in order of preference,
+// the recurrent rows (R) of each layer and then the input rows (W), as many units of each as fit.
+void CudaGreedyDecoder::plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts,
+                                        int max_sms) {
   const void* persistent = kernel(kd::GreedyKernel::persistent);
-  cudaFuncAttributes attributes{};
-  LOOM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, persistent));
-  const std::size_t budget = facts.shared_per_block_optin > attributes.sharedSizeBytes
-                                 ? facts.shared_per_block_optin - attributes.sharedSizeBytes
-                                 : 0;
-  // The same limit for every decoder of this dtype, so no registration lowers another's.
-  LOOM_CUDA_CHECK(
-      cudaFuncSetAttribute(persistent, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(budget)));
+  const std::size_t budget = backend::cuda::raise_smem_limit(persistent, device_);
 
-  const int grid = std::max(facts.sm_count, 1);
+  const int grid = std::max(backend::recurrent_loop::persistent_grid_limit(facts.sm_count, 1, max_sms), 1);
   const int units = static_cast<int>(ceil_div(hidden_, grid));
   const std::size_t element = dtype_size(dtype_);
   std::size_t used = 0;

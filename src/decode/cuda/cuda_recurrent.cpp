@@ -91,7 +91,8 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
                                               std::to_string(kd::kMaxRecurrentLayers) + ")");
     DeviceGuard guard(backend_.device());
     upload_weights();
-    plan_ = kd::plan_recurrent_persistent(model_, backend_.device(), program.max_batch);
+    plan_ =
+        kd::plan_recurrent_persistent(model_, backend_.device(), program.max_batch, program.persistent_grid_max_sms);
     step_plan_ = kd::plan_recurrent_steps(model_, backend_.device());
 
     device_run_ = BackendMemory(backend_, sizeof(kd::RecurrentRun), false);
@@ -137,7 +138,7 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
     run.steps = args.steps;
     run.start_step = args.start_step;
     run.x_proj = static_cast<const float*>(scratch);
-    run.x_proj_first_step = args.start_step;
+    run.x_proj_first_step = 0;  // every call projects the whole sample: see project_inputs
     run.output = args.output;
     run.lengths = args.lengths;
     run.mask = args.mask;
@@ -232,15 +233,17 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
     }
   }
 
-  // x_proj[t - start] = X(t)·W0ᵀ for t in [start_step, steps): [(steps - start) * batch, gates*H] f32.
+  // x_proj[t] = X(t)·W0ᵀ for every t in [0, steps): [steps * batch, gates*H] f32. A resumed call
+  // (start_step > 0) projects the rows it has already passed again rather than only the rest:
+  // the GEMM then has the same shape and operand addresses on every call of a sample, so it runs
+  // the same pinned algorithm and the rows the loop still reads are bit-identical to those of an
+  // uninterrupted run (cublas_gemm.hpp). Its cost is one GEMM of the sample, not a step's worth.
   void project_inputs(const DecodeArgs& args, float* x_proj, backend::cuda::CudaStream& stream) {
-    const std::int64_t rows = static_cast<std::int64_t>(args.steps - args.start_step) * args.batch;
-    if (rows <= 0) return;
+    const std::int64_t rows = static_cast<std::int64_t>(args.steps) * args.batch;
+    if (rows <= 0 || args.start_step >= args.steps) return;
     const std::int64_t input_size = program_.cells.input_size;
-    const auto* x = static_cast<const std::byte*>(args.input) +
-                    static_cast<std::size_t>(args.start_step) * args.batch * input_size * dtype_size(program_.dtype);
-    backend::cuda::gemm_row_major(stream.cublas(), rows, gates() * hidden(), input_size, 1.0f,
-                                  {x, false, input_size, 0}, {model_.layer[0].w, true, input_size, 0}, 0.0f,
+    backend::cuda::gemm_row_major(stream, rows, gates() * hidden(), input_size, 1.0f,
+                                  {args.input, false, input_size, 0}, {model_.layer[0].w, true, input_size, 0}, 0.0f,
                                   {x_proj, gates() * hidden(), 0}, 1, program_.dtype, DType::f32);
   }
 

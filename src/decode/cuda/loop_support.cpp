@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/smem_limit.hpp"
 
 namespace loom::decode::detail::cuda_loop {
 
@@ -25,8 +26,6 @@ DeviceFacts device_facts(int device) {
   int value = 0;
   LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device));
   facts.sm_count = value;
-  LOOM_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  facts.shared_per_block_optin = static_cast<std::size_t>(value);
   return facts;
 }
 
@@ -150,6 +149,7 @@ void launch(const void* kernel, unsigned grid, std::size_t shared_bytes, void* a
 }
 
 void launch_all_resident(const void* kernel, unsigned grid, std::size_t shared_bytes, void* args, cudaStream_t stream) {
+  backend::cuda::require_smem_limit(kernel, shared_bytes, "decode loop (persistent)");
   void* params[] = {args};
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeCooperative;

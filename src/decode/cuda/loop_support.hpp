@@ -25,7 +25,6 @@ int cuda_device_of(backend::Backend& device);
 
 struct DeviceFacts {
   int sm_count = 0;
-  std::size_t shared_per_block_optin = 0;  // the most shared memory one block may ask for
 };
 DeviceFacts device_facts(int device);
 
@@ -121,7 +120,8 @@ void launch(const void* kernel, unsigned grid, std::size_t shared_bytes, void* a
 // As launch(), for kernels whose blocks wait for each other (decode::grid_barrier): the cooperative
 // launch attribute makes the device start all blocks at once or fail the launch, so a persistent
 // kernel never spins waiting for blocks that another kernel's residency keeps out. The kernel itself
-// does not use grid.sync. `grid` must be within the co-resident limit.
+// does not use grid.sync. `grid` must be within the co-resident limit. Throws Error(unsupported)
+// when `shared_bytes` exceed the kernel's limit (backend/cuda/smem_limit.hpp).
 void launch_all_resident(const void* kernel, unsigned grid, std::size_t shared_bytes, void* args, cudaStream_t stream);
 
 // An instantiated graph: init kernel → WHILE(condition) { body } → optional tail kernel.

@@ -136,6 +136,7 @@ StepPlan<kd::EncoderKernelArgs> CudaEncoderDecoder::step_plan(const kd::EncoderK
                {kernel(kd::EncoderKernel::expand), expand_grid_, args},
                {kernel(kd::EncoderKernel::contract), contract_grid_, args},
                {kernel(kd::EncoderKernel::advance), 1, args}};
+  plan.max_iterations = std::max(args.run.count - args.run.start, 0);
   return plan;
 }
 

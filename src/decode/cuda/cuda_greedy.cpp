@@ -231,6 +231,7 @@ StepPlan<kd::GreedyKernelArgs> CudaGreedyDecoder::step_plan(const kd::GreedyKern
   plan.body.push_back({kernel(kd::GreedyKernel::projection), projection_grid_, args});
   plan.body.push_back({kernel(kd::GreedyKernel::advance), 1, args});
   plan.tail = StepLaunch<kd::GreedyKernelArgs>{kernel(kd::GreedyKernel::finish), fill_grid_, args};
+  plan.max_iterations = std::max(args.run.steps, 0);
   return plan;
 }
 

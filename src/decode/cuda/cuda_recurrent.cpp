@@ -281,11 +281,18 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
     stage(run, s);
     kd::launch_recurrent_prepare(model_, step_plan_, device_run(), program_.max_batch, s);
     auto* keep_going = static_cast<volatile int*>(keep_going_host_.get());
-    for (;;) {
+    // The device decides when to stop, but never after more steps than the call has: a wrong
+    // "keep going" word must end in an error, not in a host loop that never returns.
+    const int most_steps = std::max(run.steps - run.start_step, 0);
+    for (int launched = 0;; ++launched) {
       LOOM_CUDA_CHECK(
           cudaMemcpyAsync(keep_going_host_.get(), &run.control->keep_going, sizeof(int), cudaMemcpyDeviceToHost, s));
       LOOM_CUDA_CHECK(cudaStreamSynchronize(s));
       if (*keep_going == 0) break;
+      if (launched == most_steps)
+        throw Error(ErrorCode::internal, "decoder '" + program_.name + "': the host loop was asked for step " +
+                                             std::to_string(run.start_step + launched + 1) + " of " +
+                                             std::to_string(run.steps));
       kd::launch_recurrent_step(model_, step_plan_, device_run(), s);
     }
     kd::launch_recurrent_finish(model_, step_plan_, device_run(), s);

@@ -16,6 +16,7 @@
 #include "backend/backend.hpp"
 #include "backend/cuda/cuda_handles.hpp"
 #include "decode/device_decoder.hpp"
+#include "loom/error.hpp"
 #include "loom/tensor.hpp"
 
 namespace loom::decode::detail::cuda_loop {
@@ -170,6 +171,9 @@ struct StepPlan {
   StepLaunch<Args> init;
   std::vector<StepLaunch<Args>> body;
   std::optional<StepLaunch<Args>> tail;
+  // The most times the body can run for this call (its steps or blocks): the host loop stops
+  // with an error past it rather than trust a keep-going word that never clears.
+  int max_iterations = 0;
 };
 
 // What LoopDecoder needs that does not depend on the kernels' structs.
@@ -297,8 +301,13 @@ class LoopDecoder : public LoopDecoderBase {
     args.run = run;
     StepPlan<Args> plan = step_plan(args);
     cuda_loop::launch(plan.init.kernel, plan.init.grid, 0, &plan.init.args, stream);
-    while (keep_going(run.loop + 1, stream))
+    for (int iterations = 0; keep_going(run.loop + 1, stream); ++iterations) {
+      if (iterations == plan.max_iterations)
+        throw Error(ErrorCode::internal, "decoder '" + name_ + "': the host loop was asked for iteration " +
+                                             std::to_string(iterations + 1) + " of at most " +
+                                             std::to_string(plan.max_iterations));
       for (StepLaunch<Args>& step : plan.body) cuda_loop::launch(step.kernel, step.grid, 0, &step.args, stream);
+    }
     if (plan.tail) cuda_loop::launch(plan.tail->kernel, plan.tail->grid, 0, &plan.tail->args, stream);
   }
 };

@@ -5,25 +5,17 @@
 //   post-process: wait for the request's last Step, copy outputs out, convert back, complete
 //
 // Priorities and preemption (MISSION.md §3), all decided on the dispatcher thread:
-//   - The running class is the highest Priority among live requests (those that reached the
-//     dispatcher, whether or not they hold an arena). Its requests are offered to the policy.
-//     A lower-class request that has started and whose last launched Step does not end at a
-//     cancellation point runs on until it reaches one, before the running class (it is offered
-//     alone with the other such requests); one at a point is paused there (trace "pause") and
-//     resumes (trace "resume") once no higher class is live. With preemption off, started
-//     lower-class requests are offered with the running class and run to their end; unstarted
-//     lower-class requests wait as before.
-//     When every live request is of one class and ready, the candidates are all live requests:
-//     the only cost cancellation points add to that path is one pass of flag checks.
+//   - Who is offered to the policy, who pauses at a cancellation point (trace "pause"; "resume"
+//     once its class runs again), who needs memory and who gives it up: the rules of
+//     sched/admission.hpp, which the simulator obeys too. The dispatcher applies them.
 //   - Memory (arena_memory_limit_bytes): arenas are charged to an ArenaBudget. The pre-process
 //     stage never waits for memory: when the arena does not fit (or requests are already waiting
 //     for memory) it hands the request on without one, and the dispatcher acquires the arena and
-//     uploads the inputs when the request may run. To make room for a request of a higher class,
-//     the dispatcher dumps paused lower-class requests (their plan's live set at the boundary,
-//     Step::live_after, copied to pinned host memory on its transfer stream, trace "dump") and
-//     gives their arenas back; unstarted lower-class requests just give their arenas back and
-//     upload again later. A dumped request gets a new arena, its bytes copied back to the same
-//     offsets (trace "restore"), before its next Step. Only the dispatcher waits for memory, and
+//     uploads the inputs when the request may run. A victim that has started is dumped (its
+//     plan's live set at the boundary, Step::live_after, copied to pinned host memory on the
+//     transfer stream, trace "dump") and gives its arena back; one that has not just gives its
+//     arena back and uploads again later. A dumped request gets a new arena, its bytes copied back
+//     to the same offsets (trace "restore"), before its next Step. Only the dispatcher waits for memory, and
 //     only when no live request can run; it then polls the budget's refunds (post-process frees
 //     arenas) and new arrivals, so there is no cycle of threads waiting on each other: every
 //     arena is held by a request that can run, can be dumped, or is on its way to completion.
@@ -63,6 +55,7 @@
 #include "runtime/bounded_queue.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
+#include "sched/admission.hpp"
 #include "sched/cancellation.hpp"
 #include "sched/device_shadow.hpp"
 #include "sched/step_cost.hpp"
@@ -434,34 +427,37 @@ struct Executor::Impl {
     request.charge.reset();
   }
 
-  // Gives `request` an arena (restoring or uploading into it), making room by dumping paused and
+  static sched::AdmissionView admission_view(const Request& r) {
+    sched::AdmissionView v;
+    v.priority = static_cast<int>(r.options.priority);
+    v.started = r.started();
+    v.at_cancellation_point = r.at_cancellation_point();
+    v.inside_step = r.inside_step();
+    v.holds_arena = r.arena.get() != nullptr;
+    v.paused = r.paused;
+    v.needs_boundary = r.needs_boundary;
+    return v;
+  }
+
+  // Gives live[index] an arena (restoring or uploading into it), making room by dumping paused and
   // releasing unstarted requests of lower classes. False when the memory is not there yet.
-  bool obtain_arena(Request& request, std::vector<RequestPtr>& live) {
+  bool obtain_arena(std::size_t index, std::vector<RequestPtr>& live) {
+    Request& request = *live[index];
     const std::uint64_t bytes = arena_charge(*request.model);
     if (!budget->try_charge(bytes)) {
-      // Victims: lowest class first, newest first within a class.
-      // A request paused inside a Step is not one: its live bytes there are not in the plan.
-      std::vector<Request*> victims;
-      for (auto& r : live)
-        if (r.get() != &request && r->arena.get() && r->options.priority < request.options.priority &&
-            ((r->paused && !r->inside_step()) || !r->started()))
-          victims.push_back(r.get());
-      std::stable_sort(victims.begin(), victims.end(), [](const Request* a, const Request* b) {
-        return a->options.priority != b->options.priority ? a->options.priority < b->options.priority : a->id > b->id;
-      });
+      // Victims in the order of the rules (sched/admission.hpp).
+      std::vector<sched::AdmissionView> views;
+      for (const auto& r : live) views.push_back(admission_view(*r));
       bool fits = false;
-      for (Request* victim : victims) {
-        if (victim->started())
-          dump(*victim);
+      for (std::size_t victim : sched::eviction_order(views, index)) {
+        if (live[victim]->started())
+          dump(*live[victim]);
         else
-          release_unstarted(*victim);
+          release_unstarted(*live[victim]);
         if ((fits = budget->try_charge(bytes))) break;
       }
       if (!fits) {
-        // Arenas of lower classes paused inside a Step come free only once they leave it.
-        for (auto& r : live)
-          if (r->arena.get() && r->options.priority < request.options.priority && r->inside_step())
-            r->needs_boundary = true;
+        for (std::size_t leaving : sched::must_leave_step(views, index)) live[leaving]->needs_boundary = true;
         return false;
       }
     }
@@ -483,8 +479,8 @@ struct Executor::Impl {
     std::vector<RequestPtr> live;
     std::deque<std::unique_ptr<backend::Event>> inflight;
     std::vector<StepCandidate> candidates;
-    std::vector<std::size_t> offered;  // the live index of each candidate
-    std::vector<std::size_t> needing;  // live indices of eligible requests without an arena
+    std::vector<sched::AdmissionView> views;  // of `live`, for the rules
+    sched::Admission admission;               // offered: the live index of each candidate
     std::uint64_t arrivals = 0, hold_until = 0;
     std::array<std::uint64_t, kClasses> seen{};  // arrivals per class
     std::size_t with_deadline = 0;               // live requests that have not started and carry a deadline
@@ -554,53 +550,24 @@ struct Executor::Impl {
       }
       if (live.empty()) continue;
 
-      // Who may run (see the top of this file).
-      offered.clear();
-      needing.clear();
-      Priority top = live.front()->options.priority;
-      bool uniform = true;
-      for (const auto& r : live) {
-        if (r->options.priority != top) uniform = false;
-        if (!r->arena.get() || r->paused) uniform = false;
-        top = std::max(top, r->options.priority);
-      }
-      if (uniform) {
-        for (std::size_t i = 0; i < live.size(); ++i) offered.push_back(i);
-      } else {
-        if (options.preemption) {
-          for (std::size_t i = 0; i < live.size(); ++i) {
-            Request& r = *live[i];
-            if (r.options.priority == top || !r.started()) continue;
-            if (!r.at_cancellation_point() || r.needs_boundary)
-              offered.push_back(i);  // runs on to its next cancellation point first
-            else if (!r.paused)
-              pause(r);
-          }
-        }
-        // The running class (and, without preemption, every started request).
-        std::size_t draining = offered.size();
-        for (std::size_t i = 0; i < live.size(); ++i) {
-          Request& r = *live[i];
-          const bool eligible = r.options.priority == top || (!options.preemption && r.started());
-          if (!eligible) continue;
-          if (!r.arena.get()) {
-            needing.push_back(i);
-          } else if (draining == 0) {
-            offered.push_back(i);
-          }
-        }
-        // Memory for the eligible requests without an arena, most urgent first.
+      // Who may run (sched/admission.hpp).
+      views.clear();
+      for (const auto& r : live) views.push_back(admission_view(*r));
+      sched::decide_admission(views, options.preemption, admission);
+      const auto top = static_cast<Priority>(admission.running_class);
+      for (std::size_t i : admission.pause) pause(*live[i]);
+      std::vector<std::size_t>& offered = admission.offered;
+      {
+        // Memory for the requests that may run without an arena, most urgent first.
+        const std::vector<std::size_t>& needing = admission.need_memory;
         if (!needing.empty()) {
-          std::stable_sort(needing.begin(), needing.end(), [&](std::size_t a, std::size_t b) {
-            return live[a]->options.priority > live[b]->options.priority;
-          });
           const std::uint64_t refunds_seen = budget->refunds();
           bool obtained = false;
           for (std::size_t i : needing) {
             try {
-              if (obtain_arena(*live[i], live)) {
+              if (obtain_arena(i, live)) {
                 obtained = true;
-                if (draining == 0) offered.push_back(i);
+                if (!admission.draining) offered.push_back(i);
               }
             } catch (...) {
               live[i]->error = std::current_exception();

@@ -13,6 +13,7 @@
 
 #include "loom/error.hpp"
 #include "loom/sim.hpp"
+#include "sched/admission.hpp"
 #include "sched/cancellation.hpp"
 #include "sim/workload_check.hpp"
 
@@ -44,7 +45,6 @@ struct RequestState {
   std::size_t next_step = 0;       // first Step not yet dispatched
   std::uint32_t passed_over = 0;   // times its next Step was offered and not chosen
   double last_compute_end_us = 0;  // of its latest dispatched Step
-  bool at_point = false;           // the boundary after its latest dispatched Step is a cancellation point
   bool holds_arena = false;        // its arena is in device memory (from its first decision; not while dumped)
   bool dumped = false;             // its live bytes are on the host
   std::ptrdiff_t open_pause = -1;  // index into the preemptions while paused
@@ -102,7 +102,9 @@ class Engine {
   void admit(double now);
   void release_arenas(double now);
   std::uint64_t arena_in_use() const;
-  bool arena_fits(const RequestState& r) const;
+  sched::AdmissionView view(const RequestState& r) const;
+  void fill_views();
+  bool arena_fits(std::size_t live_index) const;
   void choose_candidates(double now);
   void dispatch(std::size_t pick, double now, const AcceleratorState& state);
   void dump(std::size_t id, double now);
@@ -131,6 +133,8 @@ class Engine {
   std::vector<double> finish_of_;                     // by id: last compute end once all Steps are dispatched
   std::vector<Reservation> held_;                     // on-chip reservations ending after the current point
   std::vector<std::size_t> candidate_ids_;            // ids offered at the current point
+  std::vector<sched::AdmissionView> views_;           // of live_, for the rules
+  sched::Admission admission_;
   std::vector<StepCandidate> candidates_;
   double memory_free_at_ = 0, compute_free_at_ = 0, host_link_free_at_ = 0;
   double dump_release_at_ = 0;  // arenas freed by dumps are free once the dumps end
@@ -166,45 +170,57 @@ std::uint64_t Engine::arena_in_use() const {
   return used;
 }
 
-// Whether `r` (not holding its arena) could take it now, dumping paused lower-priority requests.
-bool Engine::arena_fits(const RequestState& r) const {
-  const std::uint64_t need = facts_[r.model].arena;
+// What the rules of sched/admission.hpp see of a request. The simulator takes a request's arena
+// at its first Step, so an unstarted request never holds one, and it does not pause inside Steps.
+sched::AdmissionView Engine::view(const RequestState& r) const {
+  sched::AdmissionView v;
+  v.priority = r.priority;
+  v.started = r.started();
+  v.at_cancellation_point = r.started() && facts_[r.model].points[r.next_step - 1];
+  v.holds_arena = r.holds_arena;
+  v.paused = r.open_pause >= 0;
+  return v;
+}
+
+void Engine::fill_views() {
+  views_.clear();
+  for (std::size_t id : live_) views_.push_back(view(requests_[id]));
+}
+
+// Whether live_[live_index] (not holding its arena) could take it now, with the memory of the
+// requests the rules would evict for it.
+bool Engine::arena_fits(std::size_t live_index) const {
+  const std::uint64_t need = facts_[requests_[live_[live_index]].model].arena;
   if (options_.device_memory_bytes == 0 || need == 0) return true;
   std::uint64_t available = options_.device_memory_bytes - arena_in_use();
-  for (std::size_t id : holders_) {
-    const RequestState& q = requests_[id];
-    if (q.open_pause >= 0 && q.priority < r.priority) available += facts_[q.model].arena;
-  }
+  for (std::size_t victim : sched::eviction_order(views_, live_index))
+    available += facts_[requests_[live_[victim]].model].arena;
   return available >= need;
 }
 
-// The ids offered to the policy at `now` (docs/simulator.md, "Priorities and preemption"), and
-// the pauses that begin here.
+// The ids offered to the policy at `now` and the pauses that begin here, by the rules of
+// sched/admission.hpp (docs/simulator.md, "Priorities and preemption").
 void Engine::choose_candidates(double now) {
   candidate_ids_.clear();
-  if (live_.empty()) return;
-  int top = requests_[live_.front()].priority;
-  for (std::size_t id : live_) top = std::max(top, requests_[id].priority);
-  for (std::size_t id : live_) {
-    RequestState& r = requests_[id];
-    if (r.priority >= top || !r.started()) continue;
-    if (r.at_point && r.open_pause < 0) {
-      Preemption p;
-      p.request = r.workload_index;
-      p.after_step = r.next_step - 1;
-      p.paused_at_us = std::max(now, r.last_compute_end_us);
-      r.open_pause = static_cast<std::ptrdiff_t>(preemptions.size());
-      preemptions.push_back(p);
-      add_event("pause", r, p.paused_at_us, 0, false, {{"after_step", std::to_string(p.after_step)}});
-    } else if (!r.at_point) {
-      candidate_ids_.push_back(id);  // finishing to its next cancellation point
-    }
+  fill_views();
+  sched::decide_admission(views_, options_.preemption, admission_);
+  for (std::size_t i : admission_.pause) {
+    RequestState& r = requests_[live_[i]];
+    Preemption p;
+    p.request = r.workload_index;
+    p.after_step = r.next_step - 1;
+    p.paused_at_us = std::max(now, r.last_compute_end_us);
+    r.open_pause = static_cast<std::ptrdiff_t>(preemptions.size());
+    preemptions.push_back(p);
+    add_event("pause", r, p.paused_at_us, 0, false, {{"after_step", std::to_string(p.after_step)}});
+    views_[i].paused = true;  // a victim from now on
   }
-  if (!candidate_ids_.empty()) return;
-  for (std::size_t id : live_) {
-    const RequestState& r = requests_[id];
-    if (r.priority == top && (r.holds_arena || arena_fits(r))) candidate_ids_.push_back(id);
-  }
+  for (std::size_t i : admission_.offered) candidate_ids_.push_back(live_[i]);
+  if (admission_.draining) return;
+  // The requests that need memory are offered when it fits (the dumps happen once one is picked).
+  for (std::size_t i : admission_.need_memory)
+    if (arena_fits(i)) candidate_ids_.push_back(live_[i]);
+  std::sort(candidate_ids_.begin(), candidate_ids_.end());  // arrival order
 }
 
 void Engine::add_event(const std::string& what, const RequestState& r, double start, double duration, bool host_link,
@@ -265,15 +281,11 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
     if (options_.device_memory_bytes > 0 && need > 0) {
       std::uint64_t free = options_.device_memory_bytes - arena_in_use();
       if (free < need) {
-        std::vector<std::size_t> victims;
-        for (std::size_t q : holders_)
-          if (requests_[q].open_pause >= 0 && requests_[q].priority < chosen.priority) victims.push_back(q);
-        std::sort(victims.begin(), victims.end(), [&](std::size_t a, std::size_t b) {
-          if (requests_[a].priority != requests_[b].priority) return requests_[a].priority < requests_[b].priority;
-          return a > b;
-        });
-        for (std::size_t q : victims) {
+        // The views are those the decision saw: nothing has changed since.
+        const auto at = std::find(live_.begin(), live_.end(), id);
+        for (std::size_t victim : sched::eviction_order(views_, static_cast<std::size_t>(at - live_.begin()))) {
           if (free >= need) break;
+          const std::size_t q = live_[victim];
           free += facts_[requests_[q].model].arena;
           dump(q, now);
         }
@@ -302,7 +314,6 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
     chosen.open_pause = -1;
     add_event("resume", chosen, s.memory_start_us, 0, false, {{"step", std::to_string(s.step)}});
   }
-  chosen.at_point = options_.preemption && facts_[chosen.model].points[chosen.next_step];
   ++chosen.next_step;
   if (chosen.next_step == workload_.models[chosen.model].steps.size()) {
     std::erase(live_, id);

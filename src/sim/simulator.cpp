@@ -212,7 +212,8 @@ void Engine::choose_candidates(double now) {
     p.paused_at_us = std::max(now, r.last_compute_end_us);
     r.open_pause = static_cast<std::ptrdiff_t>(preemptions.size());
     preemptions.push_back(p);
-    add_event("pause", r, p.paused_at_us, 0, false, {{"after_step", std::to_string(p.after_step)}});
+    add_event("pause", r, p.paused_at_us, 0, false,
+              {{"after_step", std::to_string(p.after_step)}, {"decision", std::to_string(schedule.size())}});
     views_[i].paused = true;  // a victim from now on
   }
   for (std::size_t i : admission_.offered) candidate_ids_.push_back(live_[i]);
@@ -251,7 +252,9 @@ void Engine::dump(std::size_t id, double now) {
   q.holds_arena = false;
   std::erase(holders_, id);
   add_event("dump", q, p.dump_start_us, p.dump_end_us - p.dump_start_us, true,
-            {{"bytes", std::to_string(p.bytes_dumped)}});
+            {{"bytes", std::to_string(p.bytes_dumped)},
+             {"after_step", std::to_string(p.after_step)},
+             {"decision", std::to_string(schedule.size())}});
 }
 
 double Engine::restore(RequestState& r, double ready) {
@@ -263,7 +266,9 @@ double Engine::restore(RequestState& r, double ready) {
   host_link_busy_us += p.restore_end_us - p.restore_start_us;
   r.dumped = false;
   add_event("restore", r, p.restore_start_us, p.restore_end_us - p.restore_start_us, true,
-            {{"bytes", std::to_string(p.bytes_restored)}});
+            {{"bytes", std::to_string(p.bytes_restored)},
+             {"after_step", std::to_string(p.after_step)},
+             {"decision", std::to_string(schedule.size())}});
   return p.restore_end_us;
 }
 
@@ -312,7 +317,8 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
   if (chosen.open_pause >= 0) {
     preemptions[static_cast<std::size_t>(chosen.open_pause)].resumed_at_us = s.memory_start_us;
     chosen.open_pause = -1;
-    add_event("resume", chosen, s.memory_start_us, 0, false, {{"step", std::to_string(s.step)}});
+    add_event("resume", chosen, s.memory_start_us, 0, false,
+              {{"step", std::to_string(s.step)}, {"decision", std::to_string(schedule.size())}});
   }
   ++chosen.next_step;
   if (chosen.next_step == workload_.models[chosen.model].steps.size()) {

@@ -1,5 +1,6 @@
 // The Executor: loads models once, then runs requests for all of them through a pipeline of
-// pre-process, execute and post-process stages, each on its own thread.
+// pre-process, execute and post-process stages, each on its own thread. Priority, StepInfo and
+// ModelInfo are in loom/model_info.hpp (included).
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "loom/model.hpp"
+#include "loom/model_info.hpp"
 #include "loom/policy.hpp"
 #include "loom/tensor.hpp"
 #include "loom/trace.hpp"
@@ -94,53 +96,12 @@ struct LoadOptions {
   int persistent_grid_max_sms = 0;
 };
 
-// Who may run: while a request of a higher class is live, lower classes do not start Steps (and
-// pause at their next cancellation point); the scheduling policy orders requests within a class.
-enum class Priority : int { background = -1, normal = 0, urgent = 1 };
-std::string_view priority_name(Priority priority) noexcept;  // "background", "normal", "urgent"
-Priority priority_from_name(std::string_view name);          // throws Error(invalid_argument)
-
 struct RequestOptions {
   Priority priority = Priority::normal;
   // Optional: a request that has not started its first Step by then fails with
   // Error(deadline_exceeded) instead of running; one that has started runs to the end.
   // The default (the clock's epoch) means no deadline.
   std::chrono::steady_clock::time_point deadline{};
-};
-
-// What compiling a model produced, per Step: the unit the scheduler moves (one layer or a block
-// of consecutive ops), its work, and the memory plan at its boundary.
-struct StepInfo {
-  std::string name;
-  std::vector<std::string> ops;  // op types, in order
-  double flops = 0;
-  std::uint64_t weight_bytes = 0;  // initializers read
-  std::uint64_t activation_bytes_read = 0;
-  std::uint64_t bytes_written = 0;
-  std::uint64_t working_set_bytes = 0;  // weights + activations touched
-  std::uint64_t live_bytes_after = 0;   // request buffers live at the boundary after this Step
-  double compute_us = 0;                // roofline estimate on the executor's device
-  double memory_us = 0;
-  double measured_us = 0;             // from the device profile; 0 when none matched
-  double compute_probe_slowdown = 0;  // from the profile; 0 when not measured
-  double memory_probe_slowdown = 0;
-  bool cancellation_point = false;  // lower-priority work may pause at the boundary after this Step
-  // The Step holds a device loop (an LSTM or GRU on the CPU backend) that lower-priority work may
-  // pause inside, after any of its iterations but the last, and resume from there.
-  bool pausable_inside = false;
-};
-
-struct ModelInfo {
-  std::string name;
-  std::vector<ValueInfo> inputs;
-  std::vector<ValueInfo> outputs;
-  std::vector<StepInfo> steps;
-  std::uint64_t weight_bytes = 0;      // uploaded once at load
-  std::uint64_t activation_bytes = 0;  // per-request arena (inputs, intermediates, outputs, resume_bytes)
-  std::uint64_t resume_bytes = 0;      // of which: where a Step paused inside keeps its state
-  std::uint64_t workspace_bytes = 0;   // scratch shared by the model's kernels
-  std::string fingerprint;             // model_fingerprint() of the model at the compute dtype
-  std::string cost_source;             // "profile <path>" or "roofline"
 };
 
 struct ExecutorStats {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "loom/executor.hpp"
 #include "loom/model.hpp"
+#include "loom/model_info.hpp"
 #include "loom/tensor.hpp"
 
 namespace loom {

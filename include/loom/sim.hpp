@@ -32,8 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "loom/executor.hpp"
 #include "loom/model.hpp"
+#include "loom/model_info.hpp"
 #include "loom/policy.hpp"
 #include "loom/tensor.hpp"
 #include "loom/trace.hpp"
@@ -89,7 +89,8 @@ struct SimOptions {
   // Dump and restore speed of the host link in bytes per microsecond (25e3 = 25 GB/s).
   double host_link_bytes_per_us = 25e3;
   // Device memory the request arenas share (0 = unlimited). A request holds its model's largest
-  // live_bytes_after from its first Step's decision to its last compute end, except while dumped.
+  // live_bytes_after from its arrival (when it fits then) or the decision that gives it memory to
+  // its last compute end, except while dumped or given back (docs/simulator.md).
   std::uint64_t device_memory_bytes = 0;
 };
 

@@ -159,7 +159,7 @@ CompiledModel compile(const Model& model, DType compute_dtype, const DevicePeaks
   // op reads its inputs from and writes its outputs to device memory.
   for (int s = 0; s < step_count; ++s) {
     Step& st = cm.steps[s];
-    StepInfo& info = st.info;
+    StepWork& info = st.info;
     info.name = st.name;
     std::set<int> weights_touched, activations_touched;
     for (std::size_t n : st.nodes) {

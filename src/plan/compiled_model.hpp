@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "loom/executor.hpp"
 #include "loom/model.hpp"
+#include "loom/model_info.hpp"
 
 namespace loom::plan {
 
@@ -39,7 +39,7 @@ struct PlannedNode {
 struct Step {
   std::string name;
   std::vector<std::size_t> nodes;  // into CompiledModel::nodes, in execution order
-  StepInfo info;                   // work, bytes and the boundary's live bytes
+  StepWork info;                   // work, bytes and the boundary's live bytes
   std::vector<int> live_after;     // arena values live at the boundary after this Step
 };
 

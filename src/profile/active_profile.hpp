@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "loom/executor.hpp"
+#include "loom/model_info.hpp"
 #include "loom/profile.hpp"
 #include "plan/compiled_model.hpp"
 

@@ -107,7 +107,7 @@ struct Request {
   // It stands at a cancellation point: paused inside a Step, or the boundary after its last
   // launched Step is one.
   bool at_cancellation_point() const {
-    return inside_step() || (next_step > 0 && model->plan().steps[next_step - 1].info.cancellation_point);
+    return inside_step() || (next_step > 0 && model->info().steps[next_step - 1].cancellation_point);
   }
 };
 using RequestPtr = std::unique_ptr<Request>;
@@ -599,7 +599,7 @@ struct Executor::Impl {
       candidates.clear();
       for (std::size_t i : offered) {
         const auto& r = live[i];
-        const auto& step = r->model->plan().steps[r->next_step].info;
+        const auto& step = r->model->info().steps[r->next_step];
         StepCandidate c;
         c.request_id = r->id;
         c.model_index = r->model->index();
@@ -614,10 +614,10 @@ struct Executor::Impl {
         c.working_set_bytes = step.working_set_bytes;
         c.passed_over = r->passed_over;
         c.priority = static_cast<int>(r->options.priority);
-        const auto& steps = r->model->plan().steps;
+        const auto& steps = r->model->info().steps;
         c.lookahead_count = std::min(kMaxLookahead, steps.size() - r->next_step - 1);
         for (std::size_t k = 0; k < c.lookahead_count; ++k) {
-          c.lookahead[k] = sched::scheduling_cost(steps[r->next_step + 1 + k].info);
+          c.lookahead[k] = sched::scheduling_cost(steps[r->next_step + 1 + k]);
         }
         candidates.push_back(c);
       }

@@ -50,13 +50,16 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   }
   if (workspace > 0) workspace_ = pool.acquire(workspace);
 
+  // The Steps as compiled; loading adds its facts to these, the plan stays as compiled.
+  for (const auto& st : plan_.steps) info_.steps.push_back(StepInfo{st.info});
+
   // Steps that can pause inside, and the request-owned area their kernels resume from.
   std::uint64_t resume_state = 0;
   bool any_resumable = false;
-  for (auto& st : plan_.steps) {
-    for (std::size_t n : st.nodes) {
+  for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
+    for (std::size_t n : plan_.steps[s].nodes) {
       if (!kernels_[n] || !kernels_[n]->resumable()) continue;
-      st.info.pausable_inside = true;
+      info_.steps[s].pausable_inside = true;
       any_resumable = true;
       resume_state = std::max<std::uint64_t>(resume_state, kernels_[n]->resume_state_bytes());
     }
@@ -85,7 +88,6 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   info_.inputs = plan_.model.inputs;
   info_.outputs = plan_.output_infos;
   for (const auto& st : plan_.steps) step_labels_.push_back(name_ + "/" + st.name);
-  for (const auto& st : plan_.steps) info_.steps.push_back(st.info);
   info_.weight_bytes = plan_.weight_bytes;
   info_.activation_bytes = request_arena_bytes_;
   info_.resume_bytes = request_arena_bytes_ - plan_.arena_bytes;
@@ -111,21 +113,14 @@ void LoadedModel::set_graphs_enabled(bool enabled) {
 
 void LoadedModel::apply_profile(const profile::ActiveProfile& active) {
   info_.fingerprint = profile::plan_fingerprint(plan_);
-  std::vector<StepInfo> steps;
-  for (const auto& st : plan_.steps) steps.push_back(st.info);
-  info_.cost_source = profile::apply_profile(active, info_.fingerprint, plan_.compute_dtype, steps);
-  for (std::size_t s = 0; s < steps.size(); ++s) plan_.steps[s].info = steps[s];
-  info_.steps = std::move(steps);
+  info_.cost_source = profile::apply_profile(active, info_.fingerprint, plan_.compute_dtype, info_.steps);
 }
 
 void LoadedModel::set_cancellation_points(const std::vector<bool>& points) {
   if (points.size() != plan_.steps.size())
     throw Error(ErrorCode::internal, "model '" + name_ + "': " + std::to_string(points.size()) +
                                          " cancellation flags for " + std::to_string(plan_.steps.size()) + " Steps");
-  for (std::size_t s = 0; s < points.size(); ++s) {
-    plan_.steps[s].info.cancellation_point = points[s];
-    info_.steps[s].cancellation_point = points[s];
-  }
+  for (std::size_t s = 0; s < points.size(); ++s) info_.steps[s].cancellation_point = points[s];
 }
 
 void* LoadedModel::address(int id, void* arena) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "loom/model_info.hpp"
 #include "plan/compiled_model.hpp"
 #include "profile/active_profile.hpp"
 #include "runtime/memory_pool.hpp"
@@ -35,7 +36,10 @@ class LoadedModel {
 
   const std::string& name() const noexcept { return name_; }
   std::size_t index() const noexcept { return index_; }
+  // What compile() produced, as it produced it.
   const plan::CompiledModel& plan() const noexcept { return plan_; }
+  // The plan's Steps with what loading added (measured times, cancellation points, pausing
+  // inside): the one place those facts are kept.
   const ModelInfo& info() const noexcept { return info_; }
   // "<model>/<step>": the NVTX range name of Step `step`, built once at load.
   const std::string& step_label(std::size_t step) const { return step_labels_.at(step); }
@@ -45,7 +49,7 @@ class LoadedModel {
   // fingerprint (when it has one with as many Steps), and info().fingerprint and cost_source.
   void apply_profile(const profile::ActiveProfile& active);
   // Marks the boundary after Step s as a cancellation point when points[s] (one flag per Step),
-  // in info() and in the plan's StepInfo.
+  // in info().
   void set_cancellation_points(const std::vector<bool>& points);
 
   // Enqueues the kernels of Step `step` for the request whose arena starts at `arena`. With graphs
@@ -64,7 +68,7 @@ class LoadedModel {
   // run_step(step, arena).
   bool run_step(std::size_t step, void* arena, StepCursor& cursor, const volatile std::int32_t* pause);
   // Whether Step `step` holds a resumable kernel, i.e. can pause inside (StepInfo::pausable_inside).
-  bool pausable_inside(std::size_t step) const { return plan_.steps.at(step).info.pausable_inside; }
+  bool pausable_inside(std::size_t step) const { return info_.steps.at(step).pausable_inside; }
   // Bytes of one request's arena: the plan's (plan().arena_bytes) and, when some Step can pause
   // inside, after it the resume area: the progress report and the largest resume state of the
   // model's kernels (one kernel of a request is paused at a time). The area is never live at a
@@ -86,6 +90,7 @@ class LoadedModel {
   std::string name_;
   std::size_t index_;
   plan::CompiledModel plan_;
+  // steps[s]: plan_.steps[s].info and the load facts.
   ModelInfo info_;
   std::vector<std::unique_ptr<backend::OpKernel>> kernels_;  // per planned node; null for views
   PooledBuffer weights_;

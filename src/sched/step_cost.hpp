@@ -2,7 +2,7 @@
 // simulator's models of real Steps so both see the same numbers.
 #pragma once
 
-#include "loom/executor.hpp"
+#include "loom/model_info.hpp"
 #include "loom/policy.hpp"
 
 namespace loom::sched {

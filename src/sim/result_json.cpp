@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "loom/executor.hpp"
+#include "loom/model_info.hpp"
 #include "loom/sim.hpp"
 
 namespace loom::sim {

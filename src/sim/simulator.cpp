@@ -45,7 +45,8 @@ struct RequestState {
   std::size_t next_step = 0;       // first Step not yet dispatched
   std::uint32_t passed_over = 0;   // times its next Step was offered and not chosen
   double last_compute_end_us = 0;  // of its latest dispatched Step
-  bool holds_arena = false;        // its arena is in device memory (from its first decision; not while dumped)
+  bool holds_arena = false;        // its arena is in device memory (see admit(); not while dumped or released)
+  bool waiting_for_memory = false;  // arrived without its arena and has not had it since
   bool dumped = false;             // its live bytes are on the host
   std::ptrdiff_t open_pause = -1;  // index into the preemptions while paused
   bool started() const { return next_step > 0; }
@@ -150,7 +151,18 @@ void Engine::admit(double now) {
     state.priority = workload_.requests[index].priority;
     state.arrival_us = arrival;
     arrival_of[index] = arrival;
-    live_.push_back(requests_.size());
+    // As the executor's pre-process stage: a request takes its arena on arrival when it fits and
+    // no earlier request is waiting for memory; otherwise it waits until the rules give it some.
+    const std::uint64_t need = facts_[state.model].arena;
+    const bool someone_waits = std::any_of(live_.begin(), live_.end(),
+                                           [&](std::size_t id) { return requests_[id].waiting_for_memory; });
+    const bool fits = options_.device_memory_bytes == 0 ||
+                      (!someone_waits && arena_in_use() + need <= options_.device_memory_bytes);
+    state.holds_arena = fits;
+    state.waiting_for_memory = !fits;
+    const std::size_t id = requests_.size();
+    if (fits) holders_.push_back(id);
+    live_.push_back(id);
     requests_.push_back(state);
     finish_of_.push_back(kNever);
   }
@@ -170,8 +182,8 @@ std::uint64_t Engine::arena_in_use() const {
   return used;
 }
 
-// What the rules of sched/admission.hpp see of a request. The simulator takes a request's arena
-// at its first Step, so an unstarted request never holds one, and it does not pause inside Steps.
+// What the rules of sched/admission.hpp see of a request (the simulator does not pause inside
+// Steps).
 sched::AdmissionView Engine::view(const RequestState& r) const {
   sched::AdmissionView v;
   v.priority = r.priority;
@@ -292,12 +304,18 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
           if (free >= need) break;
           const std::size_t q = live_[victim];
           free += facts_[requests_[q].model].arena;
-          dump(q, now);
+          if (requests_[q].started()) {
+            dump(q, now);
+          } else {  // gives its arena back at once; it takes one again when it may run
+            requests_[q].holds_arena = false;
+            std::erase(holders_, q);
+          }
         }
       }
       ready = std::max(ready, dump_release_at_);
     }
     chosen.holds_arena = true;
+    chosen.waiting_for_memory = false;
     holders_.push_back(id);
     if (chosen.dumped) ready = restore(chosen, ready);
   }

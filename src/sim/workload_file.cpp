@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/error.hpp"
-#include "loom/executor.hpp"
+#include "loom/model_info.hpp"
 #include "loom/sim.hpp"
 #include "sim/workload_check.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "loom/executor.hpp"
+#include "loom/model_info.hpp"
 #include "loom/trace.hpp"
 
 namespace loom::trace {

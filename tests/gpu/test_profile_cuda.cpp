@@ -4,7 +4,7 @@
 
 #include "gpu_op_harness.hpp"
 #include "loom/workloads.hpp"
-#include "profile/profiler.hpp"
+#include "profiler/profiler.hpp"
 
 namespace loom::gpu_testing {
 namespace {

@@ -325,7 +325,7 @@ TEST(ProfileActive, AppliesTheEntryWithTheSameFingerprint) {
   const Model model = tiny_model(1);
   const auto compiled = plan::compile(model, DType::f32, plan::DevicePeaks{});
   std::vector<StepInfo> steps;
-  for (const auto& step : compiled.steps) steps.push_back(step.info);
+  for (const auto& step : compiled.steps) steps.push_back(StepInfo{step.info});
   ASSERT_EQ(steps.size(), 3u);
 
   profile::ActiveProfile active;

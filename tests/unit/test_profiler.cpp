@@ -5,7 +5,7 @@
 #include "loom/profile.hpp"
 #include "loom/workloads.hpp"
 #include "plan/compiled_model.hpp"
-#include "profile/profiler.hpp"
+#include "profiler/profiler.hpp"
 
 using namespace loom;
 

@@ -1,7 +1,8 @@
 // The measurements behind a device profile, on any backend: peak figures (a large GEMM, a large
 // device copy) and each Step of a model timed alone and beside the backend's probes. Only timed
 // events, kernels and streams of the backend seam are used, so the CPU backend runs (and tests)
-// the same code as CUDA.
+// the same code as CUDA. It loads models as the runtime does (runtime::LoadedModel), so it sits
+// above the runtime; src/profile/ (the profiles themselves) sits below it.
 #pragma once
 
 #include <vector>

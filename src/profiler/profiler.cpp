@@ -4,7 +4,7 @@
 // kernels. Many runs are queued back to back and read after one synchronisation, so on an
 // asynchronous device the host's launch time hides behind the device's work (the cache-flushing
 // copy before each run gives the host a head start). The median of the runs is kept.
-#include "profile/profiler.hpp"
+#include "profiler/profiler.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -267,7 +267,7 @@ ModelMeasurement measure_model(backend::Backend& device, const Model& model, DTy
     return with.empty() || alone[s] <= 0 ? 0.0 : with[s] / alone[s];
   };
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
-    StepInfo info = plan.steps[s].info;
+    StepInfo info{plan.steps[s].info};
     info.measured_us = alone[s];
     info.compute_probe_slowdown = slowdown(with_compute, s);
     info.memory_probe_slowdown = slowdown(with_memory, s);

@@ -1,7 +1,8 @@
 // Request priority classes by name, as the tools spell them.
 #include <string>
 
-#include "loom/executor.hpp"
+#include "loom/error.hpp"
+#include "loom/model_info.hpp"
 
 namespace loom {
 

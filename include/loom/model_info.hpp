@@ -1,0 +1,65 @@
+// What the layers say about a model and its requests, below all of them: request priority classes,
+// a Step as compiled (StepWork) and as loaded (StepInfo), and a loaded model (ModelInfo). The
+// planner, the schedulers, the recorder, the simulator and the profiles read these; the Executor
+// (loom/executor.hpp) hands them out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/model.hpp"
+
+namespace loom {
+
+// Who may run: while a request of a higher class is live, lower classes do not start Steps (and
+// pause at their next cancellation point); the scheduling policy orders requests within a class.
+enum class Priority : int { background = -1, normal = 0, urgent = 1 };
+std::string_view priority_name(Priority priority) noexcept;  // "background", "normal", "urgent"
+Priority priority_from_name(std::string_view name);          // throws Error(invalid_argument)
+
+// What compiling a model produced, per Step: the unit the scheduler moves (one layer or a block
+// of consecutive ops), its work, its roofline estimate and the memory plan at its boundary. Fixed
+// once compiled: loading adds its own facts beside it (StepInfo), never into it.
+struct StepWork {
+  std::string name;
+  std::vector<std::string> ops;  // op types, in order
+  double flops = 0;
+  std::uint64_t weight_bytes = 0;  // initializers read
+  std::uint64_t activation_bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t working_set_bytes = 0;  // weights + activations touched
+  std::uint64_t live_bytes_after = 0;   // request buffers live at the boundary after this Step
+  double compute_us = 0;                // roofline estimate on the executor's device
+  double memory_us = 0;
+};
+
+// A Step of a loaded model: what compiling produced, and what Executor::load() adds: the device
+// profile's measurements, the cancellation points and whether the Step can pause inside.
+struct StepInfo : StepWork {
+  double measured_us = 0;             // from the device profile; 0 when none matched
+  double compute_probe_slowdown = 0;  // from the profile; 0 when not measured
+  double memory_probe_slowdown = 0;
+  bool cancellation_point = false;  // lower-priority work may pause at the boundary after this Step
+  // The Step holds a device loop (an LSTM or GRU on the CPU backend, or on CUDA's one-direction
+  // persistent loop) that lower-priority work may pause inside, after any of its iterations but
+  // the last, and resume from there.
+  bool pausable_inside = false;
+};
+
+// A loaded model (Executor::model_info()).
+struct ModelInfo {
+  std::string name;
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::vector<StepInfo> steps;
+  std::uint64_t weight_bytes = 0;      // uploaded once at load
+  std::uint64_t activation_bytes = 0;  // per-request arena (inputs, intermediates, outputs, resume_bytes)
+  std::uint64_t resume_bytes = 0;      // of which: where a Step paused inside keeps its state
+  std::uint64_t workspace_bytes = 0;   // scratch shared by the model's kernels
+  std::string fingerprint;             // model_fingerprint() of the model at the compute dtype
+  std::string cost_source;             // "profile <path>" or "roofline"
+};
+
+}  // namespace loom

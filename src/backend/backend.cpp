@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backend/kernel_registry.hpp"
 #include "loom/error.hpp"
 
 namespace loom::backend {
@@ -105,6 +106,7 @@ std::unique_ptr<Backend> make_cuda_backend(int) {
   throw Error(ErrorCode::backend, "this build of Loom has no CUDA backend (nvcc was not found at build time)");
 }
 int cuda_device_count() noexcept { return 0; }
+std::optional<CudaKernelCoverage> cuda_kernel_coverage() { return std::nullopt; }
 #endif
 
 }  // namespace loom::backend

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/error.hpp"
 #include "loom/model.hpp"
 #include "loom/tensor.hpp"
 
@@ -246,6 +247,20 @@ int cuda_device_count() noexcept;
 // Short form for kernels: throws Error(unsupported) "<op> node '<name>': <what>".
 [[noreturn]] void throw_unsupported(const KernelSpec& spec, const std::string& what);
 [[noreturn]] void throw_bad_shape(const KernelSpec& spec, const std::string& what);
+
+// Runs `parse`, one of the attribute parsers the kernels share with shape inference
+// (src/graph/ops/: conv_window, resize_geometry, shape_geometry...), and rethrows its Error naming
+// the node: Error(unsupported) stays unsupported, every other code becomes shape_mismatch, as the
+// kernels' own checks report.
+template <class Parse>
+decltype(auto) parse_for_node(const KernelSpec& spec, Parse&& parse) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::unsupported) throw_unsupported(spec, e.what());
+    throw_bad_shape(spec, e.what());
+  }
+}
 
 // The values of constant input `index` (an i64 or i32 initializer: axes, starts, K, repeats...)
 // as int64; Error(unsupported) naming node, op and `role` when it is absent or not constant.

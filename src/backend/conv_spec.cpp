@@ -1,6 +1,7 @@
 // Kernel-side wrappers of the shared window geometry.
 #include "backend/conv_spec.hpp"
 
+#include <optional>
 #include <string>
 
 namespace loom::backend {
@@ -8,13 +9,7 @@ namespace {
 
 template <class Parse>
 WindowGeometry checked(const KernelSpec& spec, std::int64_t channels, Parse parse) {
-  WindowGeometry geometry;
-  try {
-    geometry = parse();
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::unsupported) throw_unsupported(spec, e.what());
-    throw_bad_shape(spec, e.what());
-  }
+  WindowGeometry geometry = parse_for_node(spec, parse);
   std::vector<std::int64_t> dims{spec.inputs[0].shape[0], channels};
   dims.insert(dims.end(), geometry.output.begin(), geometry.output.end());
   const Shape expected(dims);
@@ -45,45 +40,29 @@ PadSpec parse_pad(const KernelSpec& spec) {
   if (spec.inputs.size() > 4) throw_bad_shape(spec, "Pad takes at most 4 inputs");
   if (spec.inputs.size() > 3 && spec.inputs[3].present) throw_unsupported(spec, "the axes input (opset 18)");
   const Attributes& attrs = spec.node->attrs;
-  PadSpec pad;
-  const std::string mode = attrs.get_string("mode", "constant");
-  if (mode == "reflect")
-    pad.mode = PadMode::reflect;
-  else if (mode == "edge")
-    pad.mode = PadMode::edge;
-  else if (mode != "constant")
-    throw_unsupported(spec, "mode='" + mode + "' (constant, reflect or edge)");
-  std::vector<std::int64_t> pads;
+  std::optional<std::vector<std::int64_t>> pads;
   if (spec.inputs.size() > 1 && spec.inputs[1].present) {
     const Tensor* constant = spec.constants.size() > 1 ? spec.constants[1] : nullptr;
     if (!constant) throw_unsupported(spec, "pads must be a constant known when the model is compiled");
     const Tensor ints = constant->to(DType::i64);
-    pads.assign(ints.values<std::int64_t>().begin(), ints.values<std::int64_t>().end());
-  } else {
-    pads = attrs.get_ints("pads", {});
+    pads.emplace(ints.values<std::int64_t>().begin(), ints.values<std::int64_t>().end());
   }
   const Shape& x = spec.inputs[0].shape;
-  const std::size_t rank = x.rank();
-  if (pads.size() != 2 * rank)
-    throw_bad_shape(spec, "pads has " + std::to_string(pads.size()) + " values, X " + x.to_string() + " needs " +
-                              std::to_string(2 * rank));
-  pad.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
-  pad.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
+  graph::PadGeometry geometry =
+      parse_for_node(spec, [&] { return graph::pad_geometry(attrs, x, pads ? &*pads : nullptr); });
+  PadSpec pad;
+  pad.mode = geometry.mode;
+  pad.pad_begin = std::move(geometry.pad_begin);
+  pad.pad_end = std::move(geometry.pad_end);
   pad.has_value_input = spec.inputs.size() > 2 && spec.inputs[2].present;
   if (pad.has_value_input) {
     if (spec.inputs[2].dtype != spec.inputs[0].dtype) throw_bad_shape(spec, "constant_value must have X's dtype");
     if (spec.inputs[2].shape.numel() != 1) throw_bad_shape(spec, "constant_value must hold one value");
   }
   pad.attribute_value = attrs.get_float("value", 0.0f);
-  std::vector<std::int64_t> dims(rank);
-  for (std::size_t i = 0; i < rank; ++i) {
-    dims[i] = x[i] + pad.pad_begin[i] + pad.pad_end[i];
-    if (dims[i] < 0) throw_bad_shape(spec, "pads make axis " + std::to_string(i) + " negative");
-    if (pad.mode != PadMode::constant && x[i] == 0 && dims[i] > 0)
-      throw_bad_shape(spec, "mode='" + mode + "' cannot pad an empty axis");
-  }
-  if (spec.outputs.empty() || spec.outputs[0].shape != Shape(dims) || spec.outputs[0].dtype != spec.inputs[0].dtype)
-    throw_bad_shape(spec, "output must be " + Shape(dims).to_string() + " of X's dtype");
+  const Shape dims(std::move(geometry.output));
+  if (spec.outputs.empty() || spec.outputs[0].shape != dims || spec.outputs[0].dtype != spec.inputs[0].dtype)
+    throw_bad_shape(spec, "output must be " + dims.to_string() + " of X's dtype");
   return pad;
 }
 
@@ -119,13 +98,8 @@ graph::ResizePlan parse_resize(const KernelSpec& spec) {
           spec, std::string(i == 2 ? "scales" : "sizes") + " must be a constant known when the model is compiled");
     (i == 2 ? scales : sizes) = constant;
   }
-  graph::ResizePlan plan;
-  try {
-    plan = graph::plan_resize(spec.node->attrs, spec.inputs[0].shape, scales, sizes);
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::unsupported) throw_unsupported(spec, e.what());
-    throw_bad_shape(spec, e.what());
-  }
+  graph::ResizePlan plan =
+      parse_for_node(spec, [&] { return graph::plan_resize(spec.node->attrs, spec.inputs[0].shape, scales, sizes); });
   if (spec.outputs.empty() || spec.outputs[0].shape != Shape(plan.output) ||
       spec.outputs[0].dtype != spec.inputs[0].dtype)
     throw_bad_shape(spec, "output must be " + Shape(plan.output).to_string() + " of X's dtype");

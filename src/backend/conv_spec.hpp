@@ -1,6 +1,7 @@
 // What the kernel constructors of the conv family share between backends: window geometry of
-// Conv, ConvTranspose and pooling (the graph's conv_window functions with errors that name the
-// node), Pad's per-axis pads and Resize's coordinate plan; each checks the output shape.
+// Conv, ConvTranspose and pooling, Pad's per-axis pads and Resize's coordinate plan (the graph's
+// conv_window, pad_geometry and resize_geometry functions with errors that name the node); each
+// checks the output shape.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "backend/backend.hpp"
 #include "graph/ops/conv_window.hpp"
+#include "graph/ops/pad_geometry.hpp"
 #include "graph/ops/resize_geometry.hpp"
 
 namespace loom::backend {
@@ -22,11 +24,12 @@ WindowGeometry parse_sliding_window(const KernelSpec& spec, const std::vector<st
 WindowGeometry parse_transposed_window(const KernelSpec& spec, const std::vector<std::int64_t>& kernel,
                                        std::int64_t channels);
 
-enum class PadMode { constant, reflect, edge };
+using graph::PadMode;
 
-// Pad (opset 2 attribute form or opset 11+ inputs): pads from the constant input 1 (or the pads
-// attribute), negative values crop. The constant value is input 2 when present (read at run
-// time), else the `value` attribute (opset 2), else 0. The axes input (opset 18) is unsupported.
+// Pad (opset 2 attribute form or opset 11+ inputs): graph::pad_geometry from the constant input 1
+// (or the pads attribute), negative values crop. The constant value is input 2 when present (read
+// at run time), else the `value` attribute (opset 2), else 0. The axes input (opset 18) is
+// unsupported.
 struct PadSpec {
   PadMode mode = PadMode::constant;
   std::vector<std::int64_t> pad_begin, pad_end;

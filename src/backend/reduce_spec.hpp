@@ -1,22 +1,19 @@
 // The reduce family's attributes and shapes (Reduce*, ArgMax/ArgMin, TopK), parsed and checked
-// once for every backend. Dtypes are the backend's to check.
+// once for every backend; the axes and extents come from graph/ops/reduce_geometry (shared with
+// shape inference). Dtypes are the backend's to check.
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string_view>
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "graph/ops/reduce_geometry.hpp"
 
 namespace loom::backend {
 
-enum class ReduceKind { sum, mean, max, min, prod, sum_square, l1, l2, log_sum, log_sum_exp };
-
-// The kind for an op type ("ReduceSum" -> sum...), nullopt for any other op.
-std::optional<ReduceKind> reduce_kind(std::string_view op_type) noexcept;
-// Sum, Mean, Max, Min and Prod also reduce i64/i32 tensors; the others are float only.
-bool reduce_takes_integers(ReduceKind kind) noexcept;
+using graph::reduce_kind;
+using graph::reduce_takes_integers;
+using graph::ReduceKind;
 
 struct ReduceSpec {
   ReduceKind kind = ReduceKind::sum;

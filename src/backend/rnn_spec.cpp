@@ -96,20 +96,17 @@ RnnSpec parse_rnn_spec(const KernelSpec& spec, std::int64_t gates, std::size_t m
 
   const Attributes& attrs = spec.node->attrs;
   RnnSpec s;
-  const std::int64_t layout = attrs.get_int("layout", 0);
-  if (layout != 0 && layout != 1) throw_unsupported(spec, "layout=" + std::to_string(layout));
-  s.batch_major = layout == 1;
+  // A layout or direction outside ONNX is an attribute this backend cannot run.
+  graph::RnnLayout layout;
+  try {
+    layout = graph::rnn_layout(attrs);
+  } catch (const Error& e) {
+    throw_unsupported(spec, e.what());
+  }
+  static_cast<graph::RnnLayout&>(s) = layout;
   if (attrs.has("clip")) {
     s.clip = attrs.get_float("clip", 0.0f);
     if (!(s.clip > 0.0f)) throw_unsupported(spec, "clip must be positive, got " + std::to_string(s.clip));
-  }
-  const std::string direction = attrs.get_string("direction", "forward");
-  if (direction == "reverse") {
-    s.reverse_only = true;
-  } else if (direction == "bidirectional") {
-    s.directions = 2;
-  } else if (direction != "forward") {
-    throw_unsupported(spec, "direction='" + direction + "'");
   }
   s.activations = parse_activations(spec, s.directions, functions, defaults);
 
@@ -119,17 +116,14 @@ RnnSpec parse_rnn_spec(const KernelSpec& spec, std::int64_t gates, std::size_t m
   if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3)
     throw_bad_shape(spec,
                     "X, W and R must have rank 3, got " + x.to_string() + ", " + w.to_string() + ", " + r.to_string());
-  s.steps = s.batch_major ? x[1] : x[0];
-  s.batch = s.batch_major ? x[0] : x[1];
-  s.input_size = x[2];
-  s.hidden = r[2];
+  static_cast<graph::RnnGeometry&>(s) = graph::rnn_geometry(layout, x, r[2]);
   if (attrs.has("hidden_size") && attrs.get_int("hidden_size", 0) != s.hidden)
     throw_bad_shape(
         spec, "hidden_size " + std::to_string(attrs.get_int("hidden_size", 0)) + " does not match R " + r.to_string());
-  require_rnn_shape(spec, w, Shape{s.directions, gates * s.hidden, s.input_size}, "W");
-  require_rnn_shape(spec, r, Shape{s.directions, gates * s.hidden, s.hidden}, "R");
+  require_rnn_shape(spec, w, s.w_shape(gates), "W");
+  require_rnn_shape(spec, r, s.r_shape(gates), "R");
   s.has_bias = rnn_input_present(spec, 3);
-  if (s.has_bias) require_rnn_shape(spec, spec.inputs[3].shape, Shape{s.directions, 2 * gates * s.hidden}, "B");
+  if (s.has_bias) require_rnn_shape(spec, spec.inputs[3].shape, s.b_shape(gates), "B");
   s.has_sequence_lens = rnn_input_present(spec, 4);
   if (s.has_sequence_lens) {
     s.sequence_lens_dtype = spec.inputs[4].dtype;

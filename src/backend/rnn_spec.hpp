@@ -10,19 +10,17 @@
 
 #include "backend/backend.hpp"
 #include "backend/rnn_activation.hpp"
+#include "graph/ops/rnn_geometry.hpp"
 
 namespace loom::backend {
 
 // Up to 3 functions (LSTM's f, g, h; GRU's f, g) per direction.
 using RnnDirectionActivations = std::array<RnnActivation, 3>;
 
-// Attributes and shapes common to LSTM and GRU. `gates` is 4 for LSTM, 3 for GRU.
-struct RnnSpec {
-  std::int64_t directions = 1;
-  bool reverse_only = false;  // direction="reverse"
-  bool batch_major =
-      false;  // layout=1: X [batch, seq, input], Y [batch, seq, dirs, hidden], states [batch, dirs, hidden]
-  std::int64_t steps = 0, batch = 0, input_size = 0, hidden = 0;
+// Attributes and shapes common to LSTM and GRU: the graph's layout and extents (directions,
+// reverse_only, batch_major, steps, batch, input_size, hidden; y_shape(), state_shape()) and what
+// the kernels add. `gates` is 4 for LSTM, 3 for GRU.
+struct RnnSpec : graph::RnnGeometry {
   bool has_bias = false, has_sequence_lens = false, has_initial_h = false;
   DType sequence_lens_dtype = DType::i32;
   float clip = 0.0f;  // 0: no clip
@@ -35,12 +33,6 @@ struct RnnSpec {
   }
   std::int64_t state_offset(std::int64_t d, std::int64_t b) const {
     return (batch_major ? b * directions + d : d * batch + b) * hidden;
-  }
-  Shape y_shape() const {
-    return batch_major ? Shape{batch, steps, directions, hidden} : Shape{steps, directions, batch, hidden};
-  }
-  Shape state_shape() const {
-    return batch_major ? Shape{batch, directions, hidden} : Shape{directions, batch, hidden};
   }
   // Each row's length into lengths[0, batch): `sequence_lens` (host memory in
   // sequence_lens_dtype, or nullptr) checked to be in [0, steps], else steps. Throws

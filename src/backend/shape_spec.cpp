@@ -1,9 +1,8 @@
-// Strided views behind Slice, Expand and Tile and the part sizes of Split, shared by the CPU and
-// CUDA kernels.
+// Strided views behind Slice, Expand and Tile, the part sizes of Split and the generators' values,
+// shared by the CPU and CUDA kernels; extents from graph/ops/shape_geometry.
 #include "backend/shape_spec.hpp"
 
-#include <algorithm>
-#include <cmath>
+#include <optional>
 #include <string>
 
 namespace loom::backend {
@@ -41,48 +40,22 @@ std::vector<std::int64_t> dense_strides(const Shape& shape) {
   return strides;
 }
 
-SlicedAxis slice_axis(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) {
-  // Adding dim to INT64_MIN cannot overflow; INT64_MAX stays positive and is clamped below.
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step > 0) {
-    start = std::clamp<std::int64_t>(start, 0, dim);
-    end = std::clamp<std::int64_t>(end, 0, dim);
-    return {start, end > start ? (end - start + step - 1) / step : 0};
-  }
-  if (dim == 0) return {0, 0};
-  start = std::clamp<std::int64_t>(start, 0, dim - 1);
-  end = std::clamp<std::int64_t>(end, -1, dim - 1);
-  return {start, start > end ? (start - end - step - 1) / -step : 0};
-}
-
 StridedView parse_slice_view(const KernelSpec& spec) {
   require_copy_arity(spec, 3, 5);
   const Shape& in = spec.inputs[0].shape;
-  const auto rank = static_cast<std::int64_t>(in.rank());
   const auto starts = constant_ints(spec, 1, "starts");
   const auto ends = constant_ints(spec, 2, "ends");
-  std::vector<std::int64_t> axes(starts.size()), steps(starts.size(), 1);
-  for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<std::int64_t>(i);
+  std::optional<std::vector<std::int64_t>> axes, steps;
   if (present(spec, 3)) axes = constant_ints(spec, 3, "axes");
   if (present(spec, 4)) steps = constant_ints(spec, 4, "steps");
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    throw_bad_shape(spec, "starts, ends, axes and steps differ in length");
+  const graph::SlicePlan plan = parse_for_node(
+      spec, [&] { return graph::plan_slice(in, starts, ends, axes ? &*axes : nullptr, steps ? &*steps : nullptr); });
 
   const std::vector<std::int64_t> strides = dense_strides(in);
-  StridedView view{in.dims(), strides, 0};
-  std::vector<bool> seen(in.rank(), false);
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const std::int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (axis < 0 || axis >= rank)
-      throw_bad_shape(spec, "axis " + std::to_string(axes[i]) + " is out of range for rank " + std::to_string(rank));
-    if (seen[axis]) throw_bad_shape(spec, "axis " + std::to_string(axes[i]) + " is sliced twice");
-    seen[axis] = true;
-    if (steps[i] == 0) throw_bad_shape(spec, "step 0 on axis " + std::to_string(axes[i]));
-    const SlicedAxis sliced = slice_axis(in[axis], starts[i], ends[i], steps[i]);
-    view.dims[axis] = sliced.length;
-    view.src_strides[axis] = strides[axis] * steps[i];
-    view.src_offset += sliced.start * strides[axis];
+  StridedView view{plan.dims, strides, 0};
+  for (std::size_t axis = 0; axis < in.rank(); ++axis) {
+    view.src_strides[axis] = strides[axis] * plan.step[axis];
+    view.src_offset += plan.start[axis] * strides[axis];
   }
   require_output_dims(spec, view.dims);
   return view;
@@ -94,16 +67,7 @@ StridedView parse_expand_view(const KernelSpec& spec) {
   const Shape& out = spec.outputs[0].shape;
   if (present(spec, 1) && spec.constants.size() > 1 && spec.constants[1]) {
     const auto target = constant_ints(spec, 1, "shape");
-    const std::size_t rank = std::max(in.rank(), target.size());
-    std::vector<std::int64_t> expected(rank);
-    for (std::size_t i = 0; i < rank; ++i) {
-      const std::int64_t a = i < rank - in.rank() ? 1 : in[i - (rank - in.rank())];
-      const std::int64_t b = i < rank - target.size() ? 1 : target[i - (rank - target.size())];
-      if (a != b && a != 1 && b != 1)
-        throw_bad_shape(spec, "input " + in.to_string() + " does not broadcast to " + dims_text(target));
-      expected[i] = a == 1 ? b : a;
-    }
-    require_output_dims(spec, expected);
+    require_output_dims(spec, parse_for_node(spec, [&] { return graph::expanded_shape(in, target); }).dims());
   }
   if (in.rank() > out.rank()) throw_bad_shape(spec, "output has a lower rank than the input");
   const std::vector<std::int64_t> dense = dense_strides(in);
@@ -126,15 +90,7 @@ StridedView parse_tile_view(const KernelSpec& spec) {
   std::vector<std::int64_t> repeats(in.rank());
   if (spec.constants.size() > 1 && spec.constants[1]) {
     repeats = constant_ints(spec, 1, "repeats");
-    if (repeats.size() != in.rank())
-      throw_bad_shape(
-          spec, "repeats has " + std::to_string(repeats.size()) + " entries for rank " + std::to_string(in.rank()));
-    std::vector<std::int64_t> expected(in.rank());
-    for (std::size_t d = 0; d < in.rank(); ++d) {
-      if (repeats[d] < 0) throw_bad_shape(spec, "repeats has a negative entry");
-      expected[d] = in[d] * repeats[d];
-    }
-    require_output_dims(spec, expected);
+    require_output_dims(spec, parse_for_node(spec, [&] { return graph::tiled_shape(in, repeats); }).dims());
   } else {
     // Without the constant the output shape decides; an empty input dim leaves it open, and
     // nothing is copied then anyway.
@@ -216,23 +172,7 @@ SplitSpec parse_split_spec(const KernelSpec& spec) {
 Tensor parse_constant_value(const KernelSpec& spec) {
   if (!spec.inputs.empty()) throw_bad_shape(spec, "takes no inputs");
   if (spec.outputs.size() != 1 || !spec.outputs[0].present) throw_bad_shape(spec, "expects one output");
-  const Attributes& attrs = spec.node->attrs;
-  Tensor value;
-  if (const Tensor* t = attrs.get_tensor("value")) {
-    value = *t;
-  } else if (attrs.has("value_float")) {
-    value = Tensor::from<float>(Shape{}, {attrs.get_float("value_float", 0.0f)});
-  } else if (attrs.has("value_floats")) {
-    const auto v = attrs.get_floats("value_floats");
-    value = Tensor::from<float>(Shape{static_cast<std::int64_t>(v.size())}, v);
-  } else if (attrs.has("value_int")) {
-    value = Tensor::from<std::int64_t>(Shape{}, {attrs.get_int("value_int", 0)});
-  } else if (attrs.has("value_ints")) {
-    const auto v = attrs.get_ints("value_ints");
-    value = Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(v.size())}, v);
-  } else {
-    throw_unsupported(spec, "needs one of the attributes value, value_float(s), value_int(s)");
-  }
+  Tensor value = parse_for_node(spec, [&] { return graph::constant_value(spec.node->attrs); });
   if (value.dtype() != spec.outputs[0].dtype || value.shape() != spec.outputs[0].shape)
     throw_bad_shape(spec, "output is " + std::string(dtype_name(spec.outputs[0].dtype)) + " " +
                               spec.outputs[0].shape.to_string() + ", the value is " +
@@ -244,12 +184,9 @@ Tensor parse_shape_value(const KernelSpec& spec) {
   if (spec.inputs.size() != 1 || !spec.inputs[0].present) throw_bad_shape(spec, "expects one input");
   if (spec.outputs.size() != 1 || !spec.outputs[0].present) throw_bad_shape(spec, "expects one output");
   const Shape& in = spec.inputs[0].shape;
-  const auto rank = static_cast<std::int64_t>(in.rank());
-  const auto clamp = [rank](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + rank : v, 0, rank); };
-  const std::int64_t start = clamp(spec.node->attrs.get_int("start", 0));
-  const std::int64_t end = std::max(start, clamp(spec.node->attrs.get_int("end", rank)));
-  const std::vector<std::int64_t> dims(in.dims().begin() + start, in.dims().begin() + end);
-  Tensor value = Tensor::from<std::int64_t>(Shape{end - start}, dims);
+  const graph::DimRange range = graph::shape_op_range(spec.node->attrs, in.rank());
+  const std::vector<std::int64_t> dims(in.dims().begin() + range.start, in.dims().begin() + range.end);
+  Tensor value = Tensor::from<std::int64_t>(Shape{range.end - range.start}, dims);
   if (spec.outputs[0].dtype != DType::i64 || spec.outputs[0].shape != value.shape())
     throw_bad_shape(spec, "output is " + std::string(dtype_name(spec.outputs[0].dtype)) + " " +
                               spec.outputs[0].shape.to_string() + ", expected i64 " + value.shape().to_string());
@@ -259,11 +196,7 @@ Tensor parse_shape_value(const KernelSpec& spec) {
 Tensor parse_fill_value(const KernelSpec& spec) {
   if (spec.inputs.size() != 1 || !spec.inputs[0].present) throw_bad_shape(spec, "expects the shape input");
   if (spec.outputs.size() != 1 || !spec.outputs[0].present) throw_bad_shape(spec, "expects one output");
-  Tensor value = Tensor::from<float>(Shape{1}, {0.0f});
-  if (const Tensor* given = spec.node->attrs.get_tensor("value")) {
-    if (given->numel() != 1) throw_bad_shape(spec, "value must hold exactly one element");
-    value = given->reshaped(Shape{1});
-  }
+  const Tensor value = parse_for_node(spec, [&] { return graph::fill_value(spec.node->attrs); });
   if (spec.outputs[0].dtype != value.dtype())
     throw_bad_shape(spec, "output is " + std::string(dtype_name(spec.outputs[0].dtype)) + ", the value is " +
                               std::string(dtype_name(value.dtype())));
@@ -286,12 +219,8 @@ void check_dropout(const KernelSpec& spec) {
   if (!present(spec, 2)) return;
   const Tensor* training = spec.constants.size() > 2 ? spec.constants[2] : nullptr;
   if (!training) throw_unsupported(spec, "training_mode must be a constant");
-  if (training->dtype() != DType::boolean || training->numel() != 1)
-    throw_bad_shape(spec, "training_mode must be a bool scalar");
-  if (training->values<std::uint8_t>()[0] == 0) return;
   const Tensor* ratio = present(spec, 1) && spec.constants.size() > 1 ? spec.constants[1] : nullptr;
-  if (!ratio || !is_floating(ratio->dtype()) || ratio->numel() != 1 || ratio->to(DType::f32).values<float>()[0] != 0.0f)
-    throw_unsupported(spec, "training_mode = true with a ratio other than a constant 0 (Loom runs inference only)");
+  parse_for_node(spec, [&] { graph::require_inference_dropout(*training, ratio); });
 }
 
 void check_range(const KernelSpec& spec) {
@@ -308,18 +237,12 @@ void check_range(const KernelSpec& spec) {
     if (!in.present) throw_bad_shape(spec, std::string("required input ") + names[i] + " is absent");
     if (in.dtype != dtype) throw_unsupported(spec, std::string(names[i]) + " dtype differs from the output's");
     if (in.shape.numel() != 1) throw_bad_shape(spec, std::string(names[i]) + " must be a scalar");
-    all_constant = all_constant && i < spec.constants.size() && spec.constants[i];
+    all_constant =
+        all_constant && i < spec.constants.size() && spec.constants[i] && spec.constants[i]->dtype() == dtype;
   }
   if (!all_constant) return;
-  double v[3];
-  for (std::size_t i = 0; i < 3; ++i) {
-    const Tensor& c = *spec.constants[i];
-    v[i] = dtype == DType::f32   ? static_cast<double>(c.values<float>()[0])
-           : dtype == DType::i64 ? static_cast<double>(c.values<std::int64_t>()[0])
-                                 : static_cast<double>(c.values<std::int32_t>()[0]);
-  }
-  if (v[2] == 0) throw_bad_shape(spec, "delta is 0");
-  const auto expected = std::max<std::int64_t>(static_cast<std::int64_t>(std::ceil((v[1] - v[0]) / v[2])), 0);
+  const std::int64_t expected = parse_for_node(
+      spec, [&] { return graph::range_length(*spec.constants[0], *spec.constants[1], *spec.constants[2]); });
   if (spec.outputs[0].shape[0] != expected)
     throw_bad_shape(spec, "output has " + std::to_string(spec.outputs[0].shape[0]) + " elements, the range has " +
                               std::to_string(expected));

@@ -1,13 +1,15 @@
 // Where the shape family's copies read from, parsed and checked once for every backend: Slice,
 // Expand and Tile are each a dense output read through a strided view of the input, and Split is
-// a list of part sizes. Each parser checks the planner's output shapes against the op's inputs
-// and attributes and throws Error(unsupported|shape_mismatch) naming the node.
+// a list of part sizes. The extents and values come from graph/ops/shape_geometry (shared with
+// shape inference); each parser checks the planner's output shapes against them and throws
+// Error(unsupported|shape_mismatch) naming the node.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "graph/ops/shape_geometry.hpp"
 
 namespace loom::backend {
 
@@ -60,12 +62,5 @@ void check_range(const KernelSpec& spec);
 // (all true). training_mode, when given, must be a constant false, or true with a constant ratio
 // of 0 (which drops nothing); otherwise Error(unsupported).
 void check_dropout(const KernelSpec& spec);
-
-// Output length of one sliced axis and its first index, with ONNX's clamping; step != 0.
-struct SlicedAxis {
-  std::int64_t start = 0;
-  std::int64_t length = 0;
-};
-SlicedAxis slice_axis(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step);
 
 }  // namespace loom::backend

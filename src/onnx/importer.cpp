@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "graph/ops.hpp"
+#include "graph/ops/shape_geometry.hpp"
 #include "loom/onnx.hpp"
 #include "onnx/opset_rewrites.hpp"
 #include "onnx/tensor_proto.hpp"
@@ -62,26 +63,6 @@ AttributeValue convert_attribute(const onnx::AttributeProto& a, const std::strin
       fail(ErrorCode::unsupported, "attribute '" + a.name() + "' of type " + attribute_type_name(type) +
                                        " is not supported (Loom has no subgraphs or sparse tensors)");
   }
-}
-
-// A Constant node's value as an initializer: `value` (a tensor) or one of the scalar and list
-// shorthands opset 12 added.
-Tensor constant_value(const Node& node) {
-  const auto& attrs = node.attrs;
-  if (attrs.all().size() != 1) fail(ErrorCode::invalid_model, "a Constant needs exactly one value attribute");
-  if (const Tensor* t = attrs.get_tensor("value")) return *t;
-  if (attrs.has("value_float")) return Tensor::from<float>(Shape{}, {attrs.get_float("value_float", 0.0f)});
-  if (attrs.has("value_int")) return Tensor::from<std::int64_t>(Shape{}, {attrs.get_int("value_int", 0)});
-  if (attrs.has("value_floats")) {
-    const auto v = attrs.get_floats("value_floats");
-    return Tensor::from<float>(Shape{static_cast<std::int64_t>(v.size())}, v);
-  }
-  if (attrs.has("value_ints")) {
-    const auto v = attrs.get_ints("value_ints");
-    return Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(v.size())}, v);
-  }
-  fail(ErrorCode::unsupported,
-       "Constant attribute '" + attrs.all().begin()->first + "' is not supported (strings and sparse tensors are not)");
 }
 
 std::int64_t default_domain_opset(const onnx::ModelProto& proto) {
@@ -253,7 +234,8 @@ Model convert_model(const onnx::ModelProto& proto, const std::string& name, cons
         const std::string& value_name = node.outputs[0];
         if (input_names.count(value_name) || model.initializers.count(value_name))
           fail(ErrorCode::invalid_model, "output '" + value_name + "' is already defined elsewhere in the graph");
-        model.initializers.emplace(value_name, constant_value(node));
+        // The value attribute parsed as shape inference and the kernels parse it.
+        model.initializers.emplace(value_name, graph::constant_value(node.attrs));
         continue;
       }
       if (node.op_type != "Upsample" && !graph::is_supported_op(node.op_type))

@@ -182,6 +182,19 @@ inline Tensor random_ints(const Shape& shape, std::uint32_t seed, std::int64_t l
   return Tensor::from<std::int64_t>(shape, values).to(dtype);
 }
 
+// Uniform bools (0 or 1 bytes), seeded.
+inline Tensor random_bools(const Shape& shape, std::uint32_t seed) {
+  const Tensor ints = random_ints(shape, seed, 0, 1);
+  std::vector<std::uint8_t> values;
+  for (const std::int64_t v : ints.values<std::int64_t>()) values.push_back(static_cast<std::uint8_t>(v));
+  return Tensor::from<std::uint8_t>(shape, values);
+}
+
+// A 1-D i64 initializer (Slice's starts, Pad's pads, Expand's shape...).
+inline OpInput int64_initializer(const std::vector<std::int64_t>& values) {
+  return OpInput::initializer(Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(values.size())}, values));
+}
+
 // Every CUDA test needs both backends; without a device the fixture skips the test before its body.
 class CudaOpTest : public ::testing::Test {
  protected:

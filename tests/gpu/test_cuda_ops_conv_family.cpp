@@ -95,32 +95,32 @@ TEST_F(CudaConvFamily, Pooling) {
 }
 
 TEST_F(CudaConvFamily, PadEveryModeAndDtype) {
-  const auto pads = [](Ints p) {
-    return OpInput::initializer(Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(p.size())}, p));
-  };
   for (const char* mode : {"constant", "reflect", "edge"}) {
     expect_agree({"Pad",
                   {{"mode", std::string(mode)}},
-                  {random_tensor({2, 3, 4}, 50), pads({1, 0, 2, 0, 2, 5})},
+                  {random_tensor({2, 3, 4}, 50), int64_initializer({1, 0, 2, 0, 2, 5})},
                   {{DType::f32, {3, 5, 11}}}},
                  kExact, kExact);
     expect_agree({"Pad",
                   {{"mode", std::string(mode)}},
-                  {random_ints({3, 4}, 51, -9, 9), pads({2, -1, 1, 3})},
+                  {random_ints({3, 4}, 51, -9, 9), int64_initializer({2, -1, 1, 3})},
                   {{DType::i64, {6, 6}}}},
                  kExact, kExact);
     expect_agree({"Pad",
                   {{"mode", std::string(mode)}},
-                  {random_ints({3, 4}, 52, -9, 9, DType::i32), pads({0, 3, 1, 0})},
+                  {random_ints({3, 4}, 52, -9, 9, DType::i32), int64_initializer({0, 3, 1, 0})},
                   {{DType::i32, {4, 7}}}},
                  kExact, kExact);
   }
   expect_agree({"Pad",
                 {},
-                {random_tensor({2, 3}, 53), pads({1, 1, 1, 1}), Tensor::from<float>(Shape{}, {2.5f})},
+                {random_tensor({2, 3}, 53), int64_initializer({1, 1, 1, 1}), Tensor::from<float>(Shape{}, {2.5f})},
                 {{DType::f32, {4, 5}}}},
                kExact, kExact);
-  expect_agree({"Pad", {}, {random_ints({2, 3}, 54, 0, 1).to(DType::i64), pads({0, 1, 0, 1})}, {{DType::i64, {2, 5}}}},
+  expect_agree({"Pad",
+                {},
+                {random_ints({2, 3}, 54, 0, 1).to(DType::i64), int64_initializer({0, 1, 0, 1})},
+                {{DType::i64, {2, 5}}}},
                kExact, kExact);
 }
 

@@ -1,6 +1,7 @@
-// The elementwise family on the CUDA backend against the CPU backend: unary math, broadcasting
-// arithmetic, Pow, PRelu, comparison and logic, Min/Max, Clip, Where and Cast, in f32 and f16 and
-// on integer and bool tensors.
+// The elementwise family on the CUDA backend against the CPU backend beyond the one case per op of
+// the sweep (test_cuda_op_sweep.cpp, which holds the float unary ops): integer and bool unary ops,
+// broadcasting arithmetic, Pow, PRelu, comparison and logic, Min/Max, Clip, Where and Cast, in f32
+// and f16 and on integer and bool tensors.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -12,42 +13,6 @@ namespace {
 
 using CudaElementwiseOps = CudaOpTest;
 
-Tensor bools(const Shape& shape, std::uint32_t seed) {
-  const Tensor ints = random_ints(shape, seed, 0, 1, DType::i64);
-  std::vector<std::uint8_t> values;
-  for (std::int64_t v : ints.values<std::int64_t>()) values.push_back(static_cast<std::uint8_t>(v));
-  return Tensor::from<std::uint8_t>(shape, values);
-}
-
-TEST_F(CudaElementwiseOps, UnaryFloatOps) {
-  struct Case {
-    const char* op;
-    Attributes attrs;
-    float low, high;
-  };
-  const std::vector<Case> cases = {
-      {"LeakyRelu", {{"alpha", 0.2f}}, -4, 4},
-      {"Elu", {{"alpha", 1.5f}}, -4, 4},
-      {"HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}}, -5, 5},
-      {"HardSwish", {}, -6, 6},
-      {"Erf", {}, -3, 3},
-      {"Softplus", {}, -15, 15},
-      {"Sqrt", {}, 0, 10},
-      {"Reciprocal", {}, 0.5f, 4},
-      {"Exp", {}, -4, 4},
-      {"Log", {}, 0.05f, 20},
-      {"Neg", {}, -4, 4},
-      {"Abs", {}, -4, 4},
-      {"Relu", {}, -4, 4},
-  };
-  const Shape shape{3, 7, 11};
-  std::uint32_t seed = 1;
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.op);
-    expect_agree({c.op, c.attrs, {random_tensor(shape, seed++, c.low, c.high)}, {{DType::f32, shape}}});
-  }
-}
-
 TEST_F(CudaElementwiseOps, UnaryIntegerAndBoolOps) {
   for (DType dtype : {DType::i64, DType::i32}) {
     for (const char* op : {"Neg", "Abs", "Relu"}) {
@@ -55,7 +20,7 @@ TEST_F(CudaElementwiseOps, UnaryIntegerAndBoolOps) {
       expect_agree({op, {}, {random_ints({4, 9}, 10, -1000, 1000, dtype)}, {{dtype, {4, 9}}}});
     }
   }
-  expect_agree({"Not", {}, {bools({5, 6}, 11)}, {{DType::boolean, {5, 6}}}});
+  expect_agree({"Not", {}, {random_bools({5, 6}, 11)}, {{DType::boolean, {5, 6}}}});
 }
 
 OpCase binary(const char* op, const Shape& a, const Shape& b, const Shape& y, std::uint32_t seed, float low = -2.0f,
@@ -129,8 +94,8 @@ TEST_F(CudaElementwiseOps, ComparisonsAndLogic) {
   }
   for (const char* op : {"And", "Or", "Xor", "Equal"}) {
     SCOPED_TRACE(op);
-    expect_agree({op, {}, {bools({2, 3, 4}, 63), bools({4}, 64)}, {{DType::boolean, {2, 3, 4}}}});
-    expect_agree({op, {}, {bools({3, 1, 5}, 65), bools({4, 1}, 66)}, {{DType::boolean, {3, 4, 5}}}});
+    expect_agree({op, {}, {random_bools({2, 3, 4}, 63), random_bools({4}, 64)}, {{DType::boolean, {2, 3, 4}}}});
+    expect_agree({op, {}, {random_bools({3, 1, 5}, 65), random_bools({4, 1}, 66)}, {{DType::boolean, {3, 4, 5}}}});
   }
 }
 
@@ -178,18 +143,20 @@ TEST_F(CudaElementwiseOps, Clip) {
 TEST_F(CudaElementwiseOps, Where) {
   expect_agree({"Where",
                 {},
-                {bools({2, 1, 3}, 100), random_tensor({4, 1}, 101), random_tensor({3}, 102)},
+                {random_bools({2, 1, 3}, 100), random_tensor({4, 1}, 101), random_tensor({3}, 102)},
                 {{DType::f32, {2, 4, 3}}}});
   expect_agree({"Where",
                 {},
-                {bools({5, 6}, 103), random_tensor({5, 6}, 104), random_tensor({5, 6}, 105)},
+                {random_bools({5, 6}, 103), random_tensor({5, 6}, 104), random_tensor({5, 6}, 105)},
                 {{DType::f32, {5, 6}}}});
   for (DType dtype : {DType::i64, DType::i32})
-    expect_agree({"Where",
-                  {},
-                  {bools({3, 4}, 106), random_ints({4}, 107, -9, 9, dtype), random_ints({3, 1}, 108, -9, 9, dtype)},
-                  {{dtype, {3, 4}}}});
-  expect_agree({"Where", {}, {bools({7}, 109), bools({7}, 110), bools({1}, 111)}, {{DType::boolean, {7}}}});
+    expect_agree(
+        {"Where",
+         {},
+         {random_bools({3, 4}, 106), random_ints({4}, 107, -9, 9, dtype), random_ints({3, 1}, 108, -9, 9, dtype)},
+         {{dtype, {3, 4}}}});
+  expect_agree(
+      {"Where", {}, {random_bools({7}, 109), random_bools({7}, 110), random_bools({1}, 111)}, {{DType::boolean, {7}}}});
 }
 
 TEST_F(CudaElementwiseOps, CastBetweenAllDtypes) {
@@ -209,7 +176,7 @@ TEST_F(CudaElementwiseOps, CastBetweenAllDtypes) {
       expect_agree({"Cast", {{"to", to}}, {xi}, {{dtype, shape}}});
     }
   }
-  const Tensor b = bools(shape, 122);
+  const Tensor b = random_bools(shape, 122);
   for (const auto& [to, dtype] : targets) expect_agree({"Cast", {{"to", to}}, {b}, {{dtype, shape}}});
   // 16-bit targets: the CUDA output is compared as f32 against the CPU's rounding.
   expect_agree({"Cast", {{"to", std::int64_t{10}}}, {x}, {{DType::f16, shape}}}, Tolerance{0, 0}, Tolerance{0, 0});

@@ -17,46 +17,44 @@ constexpr Tolerance kExact{0, 0};
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 
-OpInput constant(Ints values) {
-  return OpInput::initializer(Tensor::from<std::int64_t>(Shape{static_cast<std::int64_t>(values.size())}, values));
-}
-
-Tensor random_bools(const Shape& shape, std::uint32_t seed) {
-  const Tensor v = random_ints(shape, seed, 0, 1);
-  std::vector<std::uint8_t> bytes;
-  for (const auto x : v.values<std::int64_t>()) bytes.push_back(static_cast<std::uint8_t>(x));
-  return Tensor::from<std::uint8_t>(shape, bytes);
-}
-
 TEST_F(CudaShapeOps, Slice) {
   const Tensor x = random_tensor({20, 10, 5}, 1);
   // Negative steps on every axis (the ONNX test's case), clamped starts.
   expect_agree({"Slice",
                 {},
-                {x, constant({20, 10, 4}), constant({0, 0, 1}), constant({0, 1, 2}), constant({-1, -3, -2})},
+                {x, int64_initializer({20, 10, 4}), int64_initializer({0, 0, 1}), int64_initializer({0, 1, 2}),
+                 int64_initializer({-1, -3, -2})},
                 {{DType::f32, {19, 3, 2}}}},
                kExact, kExact);
   expect_agree({"Slice",
                 {},
-                {x, constant({-100, 2}), constant({kMax, -1}), constant({-1, 1}), constant({2, 3})},
+                {x, int64_initializer({-100, 2}), int64_initializer({kMax, -1}), int64_initializer({-1, 1}),
+                 int64_initializer({2, 3})},
                 {{DType::f32, {20, 3, 3}}}},
                kExact, kExact);
-  expect_agree(
-      {"Slice", {}, {x, constant({1}), constant({kMin}), constant({0}), constant({-1})}, {{DType::f32, {2, 10, 5}}}},
-      kExact, kExact);
-  // Contiguous rows only: a single run; and an empty result.
-  expect_agree({"Slice", {}, {x, constant({3}), constant({7})}, {{DType::f32, {4, 10, 5}}}}, kExact, kExact);
-  expect_agree({"Slice", {}, {x, constant({1000}), constant({1000}), constant({1})}, {{DType::f32, {20, 0, 5}}}},
-               kExact, kExact);
-  expect_agree(
-      {"Slice",
-       {},
-       {random_ints({6, 7}, 2, -99, 99), constant({5, 1}), constant({0, 7}), constant({0, 1}), constant({-2, 2})},
-       {{DType::i64, {3, 3}}}},
-      kExact, kExact);
   expect_agree({"Slice",
                 {},
-                {random_bools({4, 9}, 3), constant({-2}), constant({kMin}), constant({1}), constant({-3})},
+                {x, int64_initializer({1}), int64_initializer({kMin}), int64_initializer({0}), int64_initializer({-1})},
+                {{DType::f32, {2, 10, 5}}}},
+               kExact, kExact);
+  // Contiguous rows only: a single run; and an empty result.
+  expect_agree({"Slice", {}, {x, int64_initializer({3}), int64_initializer({7})}, {{DType::f32, {4, 10, 5}}}}, kExact,
+               kExact);
+  expect_agree({"Slice",
+                {},
+                {x, int64_initializer({1000}), int64_initializer({1000}), int64_initializer({1})},
+                {{DType::f32, {20, 0, 5}}}},
+               kExact, kExact);
+  expect_agree({"Slice",
+                {},
+                {random_ints({6, 7}, 2, -99, 99), int64_initializer({5, 1}), int64_initializer({0, 7}),
+                 int64_initializer({0, 1}), int64_initializer({-2, 2})},
+                {{DType::i64, {3, 3}}}},
+               kExact, kExact);
+  expect_agree({"Slice",
+                {},
+                {random_bools({4, 9}, 3), int64_initializer({-2}), int64_initializer({kMin}), int64_initializer({1}),
+                 int64_initializer({-3})},
                 {{DType::boolean, {4, 3}}}},
                kExact, kExact);
 }
@@ -64,7 +62,7 @@ TEST_F(CudaShapeOps, Slice) {
 TEST_F(CudaShapeOps, Split) {
   expect_agree({"Split",
                 {{"axis", std::int64_t{1}}},
-                {random_tensor({2, 7, 3}, 10), constant({2, 0, 5})},
+                {random_tensor({2, 7, 3}, 10), int64_initializer({2, 0, 5})},
                 {{DType::f32, {2, 2, 3}}, {DType::f32, {2, 0, 3}}, {DType::f32, {2, 5, 3}}}},
                kExact, kExact);
   expect_agree(
@@ -78,20 +76,25 @@ TEST_F(CudaShapeOps, Split) {
 }
 
 TEST_F(CudaShapeOps, ExpandAndTile) {
-  expect_agree({"Expand", {}, {random_tensor({3, 1}, 20), constant({2, 1, 6})}, {{DType::f32, {2, 3, 6}}}}, kExact,
-               kExact);
-  expect_agree({"Expand", {}, {random_ints({2, 1}, 21, -9, 9), constant({3})}, {{DType::i64, {2, 3}}}}, kExact, kExact);
-  expect_agree({"Expand", {}, {random_tensor({1}, 22), constant({4, 5})}, {{DType::f32, {4, 5}}}}, kExact, kExact);
-  expect_agree({"Tile", {}, {random_tensor({2, 3}, 23), constant({2, 2})}, {{DType::f32, {4, 6}}}}, kExact, kExact);
-  expect_agree({"Tile", {}, {random_ints({2, 1, 3}, 24, -9, 9), constant({1, 4, 2})}, {{DType::i64, {2, 4, 6}}}},
+  expect_agree({"Expand", {}, {random_tensor({3, 1}, 20), int64_initializer({2, 1, 6})}, {{DType::f32, {2, 3, 6}}}},
                kExact, kExact);
-  expect_agree({"Tile", {}, {random_bools({3}, 25), constant({3})}, {{DType::boolean, {9}}}}, kExact, kExact);
+  expect_agree({"Expand", {}, {random_ints({2, 1}, 21, -9, 9), int64_initializer({3})}, {{DType::i64, {2, 3}}}}, kExact,
+               kExact);
+  expect_agree({"Expand", {}, {random_tensor({1}, 22), int64_initializer({4, 5})}, {{DType::f32, {4, 5}}}}, kExact,
+               kExact);
+  expect_agree({"Tile", {}, {random_tensor({2, 3}, 23), int64_initializer({2, 2})}, {{DType::f32, {4, 6}}}}, kExact,
+               kExact);
+  expect_agree(
+      {"Tile", {}, {random_ints({2, 1, 3}, 24, -9, 9), int64_initializer({1, 4, 2})}, {{DType::i64, {2, 4, 6}}}},
+      kExact, kExact);
+  expect_agree({"Tile", {}, {random_bools({3}, 25), int64_initializer({3})}, {{DType::boolean, {9}}}}, kExact, kExact);
 }
 
 TEST_F(CudaShapeOps, ViewsAndDropout) {
   expect_agree({"Squeeze", {}, {random_tensor({1, 3, 1, 2}, 30)}, {{DType::f32, {3, 2}}}}, kExact, kExact);
-  expect_agree({"Unsqueeze", {}, {random_ints({3, 2}, 31, -9, 9), constant({-1, 0})}, {{DType::i64, {1, 3, 2, 1}}}},
-               kExact, kExact);
+  expect_agree(
+      {"Unsqueeze", {}, {random_ints({3, 2}, 31, -9, 9), int64_initializer({-1, 0})}, {{DType::i64, {1, 3, 2, 1}}}},
+      kExact, kExact);
   expect_agree({"Identity", {}, {random_bools({5}, 32)}, {{DType::boolean, {5}}}}, kExact, kExact);
   expect_agree({"Dropout",
                 {},
@@ -110,15 +113,15 @@ TEST_F(CudaShapeOps, Generators) {
   expect_agree({"Constant", {{"value", random_tensor({2, 2}, 41)}}, {}, {{DType::f32, {2, 2}}}}, kExact, kExact);
   expect_agree({"ConstantOfShape",
                 {{"value", Tensor::from<std::int32_t>({1}, {7})}},
-                {constant({2, 3})},
+                {int64_initializer({2, 3})},
                 {{DType::i32, {2, 3}}}},
                kExact, kExact);
   expect_agree({"ConstantOfShape",
                 {{"value", Tensor::from<std::int64_t>({1}, {-(std::int64_t{1} << 40)})}},
-                {constant({5})},
+                {int64_initializer({5})},
                 {{DType::i64, {5}}}},
                kExact, kExact);
-  expect_agree({"ConstantOfShape", {}, {constant({4})}, {{DType::f32, {4}}}}, kExact, kExact);
+  expect_agree({"ConstantOfShape", {}, {int64_initializer({4})}, {{DType::f32, {4}}}}, kExact, kExact);
   // f32 only (Range has no f16 form), so compared directly rather than through expect_agree.
   const OpCase float_range{
       "Range",

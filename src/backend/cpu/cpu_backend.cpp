@@ -1,4 +1,5 @@
-// The CPU backend object: memory from the C heap, synchronous streams, and the op → kernel table.
+// The CPU backend object: memory from the C heap, synchronous streams, and kernel creation through
+// the op registry (kernel_registry.hpp).
 #include "backend/cpu/cpu_backend.hpp"
 
 #include <chrono>
@@ -6,18 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <optional>
 
-#include "backend/cpu/conv.hpp"
-#include "backend/cpu/elementwise.hpp"
 #include "backend/cpu/kernel_registry.hpp"
-#include "backend/cpu/layout.hpp"
-#include "backend/cpu/lstm.hpp"
-#include "backend/cpu/matmul.hpp"
-#include "backend/cpu/norm.hpp"
-#include "backend/cpu/pool.hpp"
-#include "backend/cpu/softmax.hpp"
 
 namespace loom::backend {
 namespace cpu {
@@ -121,41 +113,6 @@ void store_from_float(void* dst, DType dtype, std::size_t i, float value) {
   }
 }
 
-const KernelTable& kernel_factories() {
-  static const KernelTable factories = [] {
-    KernelTable table = {
-        {"MatMul", make_matmul_kernel},
-        {"Gemm", make_gemm_kernel},
-        {"Conv", make_conv_kernel},
-        {"BatchNormalization", make_batch_norm_kernel},
-        {"Relu", make_unary_kernel},
-        {"Sigmoid", make_unary_kernel},
-        {"Tanh", make_unary_kernel},
-        {"Gelu", make_unary_kernel},
-        {"Add", make_binary_kernel},
-        {"Mul", make_binary_kernel},
-        {"MaxPool", make_max_pool_kernel},
-        {"AveragePool", make_average_pool_kernel},
-        {"GlobalAveragePool", make_global_average_pool_kernel},
-        {"Softmax", make_softmax_kernel},
-        {"LayerNormalization", make_layer_norm_kernel},
-        {"Reshape", make_reshape_kernel},
-        {"Flatten", make_flatten_kernel},
-        {"Transpose", make_transpose_kernel},
-        {"Concat", make_concat_kernel},
-        {"Gather", make_gather_kernel},
-        {"LSTM", make_lstm_kernel},
-    };
-    register_elementwise_kernels(table);
-    register_conv_kernels(table);
-    register_reduce_kernels(table);
-    register_shape_kernels(table);
-    register_recurrent_kernels(table);
-    return table;
-  }();
-  return factories;
-}
-
 }  // namespace
 
 CpuBackend::CpuBackend() : device_name_(read_cpu_model_name()) {}
@@ -169,10 +126,9 @@ std::size_t CpuBackend::onchip_bytes() const { return std::size_t{32} << 20; }
 
 std::unique_ptr<OpKernel> CpuBackend::create_kernel(const KernelSpec& spec) {
   if (!spec.node) throw Error(ErrorCode::internal, "cpu backend: create_kernel without a node");
-  const auto& factories = kernel_factories();
-  const auto found = factories.find(spec.node->op_type);
-  if (found == factories.end()) throw_unsupported(spec, "op type is not implemented by the CPU backend");
-  return found->second(spec);
+  const KernelFactory factory = kernel_registry().find(spec.node->op_type);
+  if (!factory) throw_unsupported(spec, "op type is not implemented by the CPU backend");
+  return factory(spec);
 }
 
 std::unique_ptr<Stream> CpuBackend::create_stream(int) { return std::make_unique<CpuStream>(); }

@@ -11,6 +11,7 @@
 
 #include "backend/cpu/activation_math.hpp"
 #include "backend/cpu/elementwise_support.hpp"
+#include "graph/ops/elementwise_attrs.hpp"
 
 namespace loom::backend::cpu {
 
@@ -117,13 +118,11 @@ class UnaryKernel final : public OpKernel {
     } else if (op == "Log") {
       fn_ = UnaryFn::log;
     } else if (op == "Gelu") {
-      const std::string approximate = attrs.get_string("approximate", "none");
-      if (approximate == "none")
-        fn_ = UnaryFn::gelu_erf;
-      else if (approximate == "tanh")
-        fn_ = UnaryFn::gelu_tanh;
-      else
-        throw_unsupported(spec, "approximate='" + approximate + "' (expects 'none' or 'tanh')");
+      const auto approximation = graph::gelu_approximation(attrs);
+      if (!approximation)
+        throw_unsupported(spec,
+                          "approximate='" + attrs.get_string("approximate", "none") + "' (expects 'none' or 'tanh')");
+      fn_ = *approximation == graph::GeluApproximation::tanh ? UnaryFn::gelu_tanh : UnaryFn::gelu_erf;
     } else {
       throw_unsupported(spec, "not a unary elementwise op");
     }

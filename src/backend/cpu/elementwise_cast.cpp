@@ -9,9 +9,9 @@
 #include <string>
 #include <type_traits>
 
-#include "loom/onnx.hpp"
 #include "backend/cpu/elementwise.hpp"
 #include "backend/cpu/elementwise_support.hpp"
+#include "graph/ops/elementwise_attrs.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -42,17 +42,14 @@ class CastKernel final : public OpKernel {
     require_output_count(spec, 1, 1);
     require_present(spec, 0, "input");
     const std::int64_t to = spec.node->attrs.get_int("to", -1);
-    const std::optional<DType> target = dtype_from_onnx_code(to);
-    if (!target)
-      throw_unsupported(spec, "to=" + std::to_string(to) +
-                                  " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16)");
+    const DType target = parse_for_node(spec, [&] { return graph::cast_target(to); });
     const DType stored = spec.outputs[0].dtype;
-    if (stored != *target && !(is_floating(stored) && is_floating(*target)))
+    if (stored != target && !(is_floating(stored) && is_floating(target)))
       throw_unsupported(spec, "output dtype " + std::string(dtype_name(stored)) + " does not match to=" +
-                                  std::to_string(to) + " (" + std::string(dtype_name(*target)) + ")");
+                                  std::to_string(to) + " (" + std::string(dtype_name(target)) + ")");
     require_shape(spec, spec.outputs[0].shape, spec.inputs[0].shape, "output");
     from_ = spec.inputs[0].dtype;
-    to_ = *target;
+    to_ = target;
     stored_ = stored;
     count_ = spec.inputs[0].shape.numel();
   }

@@ -1,23 +1,30 @@
-// The CPU backend's op → kernel-factory table. The ops of the first release are listed in
-// cpu_backend.cpp; each op family then registers (or replaces) its entries from its own file.
+// The CPU backend's op → kernel-factory registry. Every op registers exactly once, from its
+// family's registry_<family>.cpp (the families of src/graph/ops/); cpu_backend.cpp only looks up.
 #pragma once
 
-#include <functional>
-#include <map>
 #include <memory>
-#include <string>
 
 #include "backend/backend.hpp"
+#include "backend/kernel_registry.hpp"
 
 namespace loom::backend::cpu {
 
 using KernelFactory = std::unique_ptr<OpKernel> (*)(const KernelSpec&);
-using KernelTable = std::map<std::string, KernelFactory, std::less<>>;
 
-void register_elementwise_kernels(KernelTable& table);  // registry_elementwise.cpp
-void register_conv_kernels(KernelTable& table);         // registry_conv.cpp
-void register_reduce_kernels(KernelTable& table);       // registry_reduce.cpp
-void register_shape_kernels(KernelTable& table);        // registry_shape.cpp
-void register_recurrent_kernels(KernelTable& table);    // registry_recurrent.cpp (also MatMul/Gemm)
+class CpuKernelRegistry final : public KernelRegistry<KernelFactory> {
+ public:
+  using KernelRegistry::KernelRegistry;
+};
+
+void register_linear_kernels(CpuKernelRegistry& registry);       // registry_linear.cpp
+void register_conv_kernels(CpuKernelRegistry& registry);         // registry_conv.cpp
+void register_elementwise_kernels(CpuKernelRegistry& registry);  // registry_elementwise.cpp
+void register_reduce_kernels(CpuKernelRegistry& registry);       // registry_reduce.cpp
+void register_shape_kernels(CpuKernelRegistry& registry);        // registry_shape.cpp
+void register_recurrent_kernels(CpuKernelRegistry& registry);    // registry_recurrent.cpp
+
+// Every family's kernels, registered on first use (kernel_registry.cpp). Throws Error(internal)
+// when two families register one op.
+const CpuKernelRegistry& kernel_registry();
 
 }  // namespace loom::backend::cpu

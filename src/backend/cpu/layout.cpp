@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/kernel_support.hpp"
 #include "backend/cpu/shape_strided_copy.hpp"
 #include "backend/shape_spec.hpp"
+#include "graph/ops/shape_geometry.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -58,25 +58,10 @@ std::unique_ptr<OpKernel> make_reshape(const KernelSpec& spec) {
   // When the target shape is known now, check that the planner's output shape follows from it.
   const Tensor* target = spec.constants.size() > 1 ? spec.constants[1] : nullptr;
   if (target) {
-    const bool allow_zero = spec.node->attrs.get_int("allowzero", 0) != 0;
     std::vector<std::int64_t> dims(target->values<std::int64_t>().begin(), target->values<std::int64_t>().end());
-    std::int64_t known = 1;
-    int inferred = -1;
-    for (std::size_t i = 0; i < dims.size(); ++i) {
-      if (dims[i] == 0 && !allow_zero) {
-        if (i >= data.shape.rank()) throw_bad_shape(spec, "shape has a 0 past the input's rank");
-        dims[i] = data.shape[i];
-      }
-      if (dims[i] == -1) {
-        if (inferred >= 0) throw_bad_shape(spec, "shape has more than one -1");
-        inferred = static_cast<int>(i);
-        continue;
-      }
-      if (dims[i] < 0) throw_bad_shape(spec, "shape has a negative dimension " + std::to_string(dims[i]));
-      known *= dims[i];
-    }
-    if (inferred >= 0) dims[inferred] = known == 0 ? 0 : data.shape.numel() / known;
-    require_shape(spec, out.shape, Shape(dims), "output reshaped");
+    require_shape(spec, out.shape,
+                  parse_for_node(spec, [&] { return graph::reshaped_shape(spec.node->attrs, data.shape, dims); }),
+                  "output reshaped");
   }
   return std::make_unique<CopyKernel>(spec, static_cast<std::size_t>(data.shape.numel()) * dtype_size(data.dtype));
 }
@@ -150,17 +135,8 @@ class TransposeKernel final : public OpKernel {
     const TensorDesc& in = spec.inputs[0];
     require_same_dtype(spec, spec.outputs[0], in.dtype, "output transposed");
     const std::size_t rank = in.shape.rank();
-    std::vector<std::int64_t> perm(rank);
-    std::iota(perm.rbegin(), perm.rend(), 0);  // default: reverse the dims
-    perm = spec.node->attrs.get_ints("perm", perm);
-    std::vector<bool> seen(rank, false);
-    if (perm.size() != rank)
-      throw_bad_shape(spec, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
-    for (auto& p : perm) {
-      if (p < 0) p += static_cast<std::int64_t>(rank);
-      if (p < 0 || p >= static_cast<std::int64_t>(rank) || seen[p]) throw_bad_shape(spec, "perm is not a permutation");
-      seen[p] = true;
-    }
+    const std::vector<std::int64_t> perm =
+        parse_for_node(spec, [&] { return graph::transpose_perm(spec.node->attrs, rank); });
     const std::vector<std::int64_t> in_strides = dense_strides(in.shape);
     std::vector<std::int64_t> out_dims(rank), src_strides(rank);
     for (std::size_t d = 0; d < rank; ++d) {

@@ -1,16 +1,23 @@
-// CPU kernels of the conv family added for ONNX models (see kernel_registry.hpp).
+// CPU kernels of the conv family: convolutions, pooling, batch normalisation, Pad and Resize (see
+// kernel_registry.hpp).
 #include "backend/cpu/conv.hpp"
 #include "backend/cpu/kernel_registry.hpp"
+#include "backend/cpu/norm.hpp"
 #include "backend/cpu/pad.hpp"
 #include "backend/cpu/pool.hpp"
 
 namespace loom::backend::cpu {
 
-void register_conv_kernels(KernelTable& table) {
-  table["ConvTranspose"] = make_conv_transpose_kernel;
-  table["GlobalMaxPool"] = make_global_max_pool_kernel;
-  table["Pad"] = make_pad_kernel;
-  table["Resize"] = make_resize_kernel;
+void register_conv_kernels(CpuKernelRegistry& registry) {
+  registry.add("Conv", make_conv_kernel);
+  registry.add("ConvTranspose", make_conv_transpose_kernel);
+  registry.add("MaxPool", make_max_pool_kernel);
+  registry.add("AveragePool", make_average_pool_kernel);
+  registry.add("GlobalAveragePool", make_global_average_pool_kernel);
+  registry.add("GlobalMaxPool", make_global_max_pool_kernel);
+  registry.add("BatchNormalization", make_batch_norm_kernel);
+  registry.add("Pad", make_pad_kernel);
+  registry.add("Resize", make_resize_kernel);
 }
 
 }  // namespace loom::backend::cpu

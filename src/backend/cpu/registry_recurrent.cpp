@@ -1,9 +1,13 @@
-// CPU kernels of the recurrent family added for ONNX models (see kernel_registry.hpp).
+// CPU kernels of the recurrent family: LSTM and GRU (see kernel_registry.hpp).
 #include "backend/cpu/gru.hpp"
 #include "backend/cpu/kernel_registry.hpp"
+#include "backend/cpu/lstm.hpp"
 
 namespace loom::backend::cpu {
 
-void register_recurrent_kernels(KernelTable& table) { table["GRU"] = make_gru_kernel; }
+void register_recurrent_kernels(CpuKernelRegistry& registry) {
+  registry.add("LSTM", make_lstm_kernel);
+  registry.add("GRU", make_gru_kernel);
+}
 
 }  // namespace loom::backend::cpu

@@ -1,23 +1,25 @@
-// CPU kernels of the shape family added for ONNX models (see kernel_registry.hpp).
+// CPU kernels of the shape family: views, copies and generators (see kernel_registry.hpp).
 #include "backend/cpu/kernel_registry.hpp"
 #include "backend/cpu/layout.hpp"
 #include "backend/cpu/shape_ops.hpp"
 
 namespace loom::backend::cpu {
 
-void register_shape_kernels(KernelTable& table) {
-  table["Squeeze"] = make_squeeze_kernel;
-  table["Unsqueeze"] = make_squeeze_kernel;
-  table["Identity"] = make_identity_kernel;
-  table["Dropout"] = make_dropout_kernel;
-  table["Slice"] = make_strided_view_kernel;
-  table["Expand"] = make_strided_view_kernel;
-  table["Tile"] = make_strided_view_kernel;
-  table["Split"] = make_split_kernel;
-  table["Shape"] = make_shape_kernel;
-  table["Constant"] = make_constant_kernel;
-  table["ConstantOfShape"] = make_constant_of_shape_kernel;
-  table["Range"] = make_range_kernel;
+void register_shape_kernels(CpuKernelRegistry& registry) {
+  registry.add("Reshape", make_reshape_kernel);
+  registry.add("Flatten", make_flatten_kernel);
+  registry.add("Transpose", make_transpose_kernel);
+  registry.add("Concat", make_concat_kernel);
+  registry.add("Gather", make_gather_kernel);
+  registry.add({"Squeeze", "Unsqueeze"}, make_squeeze_kernel);
+  registry.add("Identity", make_identity_kernel);
+  registry.add("Dropout", make_dropout_kernel);
+  registry.add({"Slice", "Expand", "Tile"}, make_strided_view_kernel);
+  registry.add("Split", make_split_kernel);
+  registry.add("Shape", make_shape_kernel);
+  registry.add("Constant", make_constant_kernel);
+  registry.add("ConstantOfShape", make_constant_of_shape_kernel);
+  registry.add("Range", make_range_kernel);
 }
 
 }  // namespace loom::backend::cpu

@@ -1,4 +1,5 @@
-// CudaBackend, CudaStream and CudaEvent, device enumeration, and the op-type -> kernel table.
+// CudaBackend, CudaStream and CudaEvent, device enumeration, and kernel creation through the op
+// registry (kernel_registry.hpp).
 #include "backend/cuda/cuda_backend.hpp"
 
 #include <algorithm>
@@ -443,53 +444,15 @@ double CudaBackend::peak_flops(DType dtype) const {
   return sm_count_ * sm_clock_hz_ * per_clock;
 }
 
-namespace {
-
-const KernelTable& kernel_factories() {
-  static const KernelTable factories = [] {
-    KernelTable table = {
-        {"MatMul", create_matmul_kernel},
-        {"Gemm", create_gemm_kernel},
-        {"Conv", create_conv_kernel},
-        {"BatchNormalization", create_batchnorm_kernel},
-        {"Relu", create_unary_kernel},
-        {"Sigmoid", create_unary_kernel},
-        {"Tanh", create_unary_kernel},
-        {"Gelu", create_unary_kernel},
-        {"Add", create_binary_kernel},
-        {"Mul", create_binary_kernel},
-        {"MaxPool", create_pool_kernel},
-        {"AveragePool", create_pool_kernel},
-        {"GlobalAveragePool", create_global_average_pool_kernel},
-        {"Softmax", create_softmax_kernel},
-        {"LayerNormalization", create_layernorm_kernel},
-        {"Reshape", create_reshape_kernel},
-        {"Flatten", create_reshape_kernel},
-        {"Transpose", create_transpose_kernel},
-        {"Concat", create_concat_kernel},
-        {"Gather", create_gather_kernel},
-        {"LSTM", create_lstm_kernel},
-    };
-    register_elementwise_kernels(table);
-    register_conv_kernels(table);
-    register_reduce_kernels(table);
-    register_shape_kernels(table);
-    register_recurrent_kernels(table);
-    return table;
-  }();
-  return factories;
-}
-
-}  // namespace
-
 std::unique_ptr<OpKernel> CudaBackend::create_kernel(const KernelSpec& spec) {
   if (!spec.node) throw Error(ErrorCode::internal, "CudaBackend::create_kernel: spec without a node");
-  const auto& factories = kernel_factories();
-  const auto found = factories.find(spec.node->op_type);
-  if (found != factories.end()) {
+  if (const KernelFactory factory = kernel_registry().find(spec.node->op_type)) {
     DeviceGuard guard(device_);
-    return found->second(spec, *this);
+    return factory(spec, *this);
   }
+  for (const CpuOnlyOp& cpu_only : cpu_only_ops())
+    if (cpu_only.op_type == spec.node->op_type)
+      throw_unsupported(spec, "no CUDA kernel for this op (CPU only: " + cpu_only.reason + ")");
   throw_unsupported(spec, "no CUDA kernel for this op");
 }
 

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "loom/onnx.hpp"
 #include "cast.cuh"
 #include "elementwise.cuh"
 #include "elementwise_select.cuh"
 
 #include "backend/cuda/cuda_op_kernel.hpp"
 #include "backend/cuda/strided_layout.hpp"
+#include "graph/ops/elementwise_attrs.hpp"
 
 namespace loom::backend::cuda {
 namespace {
@@ -110,11 +110,9 @@ class UnaryKernel final : public CudaOpKernel {
       params_.beta = attrs.get_float("beta", 0.5f);
     }
     if (op_ == kernels::UnaryOp::gelu_erf) {
-      const std::string approximate = attrs.get_string("approximate", "none");
-      if (approximate == "tanh")
-        op_ = kernels::UnaryOp::gelu_tanh;
-      else if (approximate != "none")
-        throw_unsupported(spec, "approximate=\"" + approximate + "\"");
+      const auto approximation = graph::gelu_approximation(attrs);
+      if (!approximation) throw_unsupported(spec, "approximate=\"" + attrs.get_string("approximate", "none") + "\"");
+      if (*approximation == graph::GeluApproximation::tanh) op_ = kernels::UnaryOp::gelu_tanh;
     }
   }
 
@@ -164,19 +162,16 @@ class CastKernel final : public CudaOpKernel {
  public:
   explicit CastKernel(const KernelSpec& spec) : CudaOpKernel(spec) {
     const std::int64_t to = spec.node->attrs.get_int("to", -1);
-    const std::optional<DType> target = dtype_from_onnx_code(to);
-    if (!target)
-      throw_unsupported(spec, "to=" + std::to_string(to) +
-                                  " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16)");
+    const DType target = parse_for_node(spec, [&] { return graph::cast_target(to); });
     // The planner stores floats in the plan's compute dtype: a Cast to f16 in an f32 plan rounds
     // to f16 and stores f32.
     stored_ = spec.outputs[0].dtype;
-    if (stored_ != *target && !(is_floating(stored_) && is_floating(*target)))
+    if (stored_ != target && !(is_floating(stored_) && is_floating(target)))
       throw_unsupported(
           spec, "output dtype " + std::string(dtype_name(stored_)) + " does not match to=" + std::to_string(to));
     require_output_shape(spec, 0, spec.inputs[0].shape);
     from_ = spec.inputs[0].dtype;
-    to_ = *target;
+    to_ = target;
     count_ = static_cast<std::size_t>(spec.inputs[0].shape.numel());
   }
 

@@ -1,24 +1,40 @@
-// The CUDA backend's op → kernel-factory table. The ops of the first release are listed in
-// cuda_backend.cpp; each op family then registers (or replaces) its entries from its own file.
+// The CUDA backend's op → kernel-factory registry. Every op registers exactly once, from its
+// family's registry_<family>.cpp (the families of src/graph/ops/), or is on the CPU-only list
+// (cpu_only_ops.cpp) with its reason; cuda_backend.cpp only looks up. The tables are plain data:
+// reading them needs no device.
 #pragma once
 
-#include <functional>
-#include <map>
 #include <memory>
-#include <string>
+#include <span>
 
 #include "backend/backend.hpp"
+#include "backend/kernel_registry.hpp"
 
 namespace loom::backend::cuda {
 
 class CudaBackend;
+// Called with a DeviceGuard for the backend's device held.
 using KernelFactory = std::unique_ptr<OpKernel> (*)(const KernelSpec&, CudaBackend&);
-using KernelTable = std::map<std::string, KernelFactory, std::less<>>;
 
-void register_elementwise_kernels(KernelTable& table);  // registry_elementwise.cpp
-void register_conv_kernels(KernelTable& table);         // registry_conv.cpp
-void register_reduce_kernels(KernelTable& table);       // registry_reduce.cpp
-void register_shape_kernels(KernelTable& table);        // registry_shape.cpp
-void register_recurrent_kernels(KernelTable& table);    // registry_recurrent.cpp (also MatMul/Gemm)
+class CudaKernelRegistry final : public KernelRegistry<KernelFactory> {
+ public:
+  using KernelRegistry::KernelRegistry;
+};
+
+void register_linear_kernels(CudaKernelRegistry& registry);       // registry_linear.cpp
+void register_conv_kernels(CudaKernelRegistry& registry);         // registry_conv.cpp
+void register_elementwise_kernels(CudaKernelRegistry& registry);  // registry_elementwise.cpp
+void register_reduce_kernels(CudaKernelRegistry& registry);       // registry_reduce.cpp
+void register_shape_kernels(CudaKernelRegistry& registry);        // registry_shape.cpp
+void register_recurrent_kernels(CudaKernelRegistry& registry);    // registry_recurrent.cpp
+
+// Every family's kernels, registered on first use (kernel_registry.cpp). Throws Error(internal)
+// when two families register one op.
+const CudaKernelRegistry& kernel_registry();
+
+// Ops the graph accepts that have no CUDA kernel, each with the reason (cpu_only_ops.cpp). A model
+// using one runs on the CPU backend only: CudaBackend::create_kernel() refuses it with
+// Error(unsupported) naming the reason.
+std::span<const CpuOnlyOp> cpu_only_ops();
 
 }  // namespace loom::backend::cuda

@@ -6,13 +6,13 @@
 
 namespace loom::backend::cuda {
 
-void register_elementwise_kernels(KernelTable& table) {
-  for (const char* op : {"Relu", "LeakyRelu", "Elu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Softplus",
-                         "Gelu", "Sqrt", "Reciprocal", "Exp", "Log", "Neg", "Abs", "Not", "Clip", "Cast"})
-    table[op] = create_unary_kernel;
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Equal", "Less", "Greater", "LessOrEqual",
-                         "GreaterOrEqual", "And", "Or", "Xor", "Min", "Max", "Where"})
-    table[op] = create_binary_kernel;
+void register_elementwise_kernels(CudaKernelRegistry& registry) {
+  registry.add({"Relu", "LeakyRelu", "Elu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Softplus", "Gelu",
+                "Sqrt", "Reciprocal", "Exp", "Log", "Neg", "Abs", "Not", "Clip", "Cast"},
+               create_unary_kernel);
+  registry.add({"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+                "And", "Or", "Xor", "Min", "Max", "Where"},
+               create_binary_kernel);
 }
 
 }  // namespace loom::backend::cuda

@@ -3,6 +3,7 @@
 
 #include "backend/cuda/cuda_op_kernel.hpp"
 #include "backend/cuda/strided_layout.hpp"
+#include "graph/ops/shape_geometry.hpp"
 
 namespace loom::backend::cuda {
 namespace {
@@ -12,18 +13,12 @@ class TransposeKernel final : public CudaOpKernel {
   explicit TransposeKernel(const KernelSpec& spec) : CudaOpKernel(spec) {
     const TensorDesc& x = spec.inputs[0];
     const std::size_t rank = x.shape.rank();
-    std::vector<std::int64_t> perm(rank);
-    for (std::size_t d = 0; d < rank; ++d) perm[d] = static_cast<std::int64_t>(rank - 1 - d);
-    perm = spec.node->attrs.get_ints("perm", perm);
-    if (perm.size() != rank)
-      throw_bad_shape(spec, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
-    std::vector<bool> seen(rank, false);
+    const std::vector<std::int64_t> perm =
+        parse_for_node(spec, [&] { return graph::transpose_perm(spec.node->attrs, rank); });
     const std::vector<std::int64_t> in_strides = contiguous_strides(x.shape.dims());
     std::vector<std::int64_t> out_dims(rank), src_strides(rank);
     for (std::size_t d = 0; d < rank; ++d) {
       const std::int64_t p = perm[d];
-      if (p < 0 || p >= static_cast<std::int64_t>(rank) || seen[p]) throw_bad_shape(spec, "perm is not a permutation");
-      seen[p] = true;
       out_dims[d] = x.shape[p];
       src_strides[d] = in_strides[p];
     }

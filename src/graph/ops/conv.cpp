@@ -1,13 +1,15 @@
 // Shape inference for the conv family: Conv, ConvTranspose, pooling, batch normalisation, Pad and
-// Resize. Window geometry comes from conv_window (shared with the kernels), Resize's extents from
-// resize_geometry.
+// Resize. Window geometry comes from conv_window (shared with the kernels), Pad's from pad_geometry,
+// Resize's extents from resize_geometry.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
 #include "graph/ops/conv_window.hpp"
+#include "graph/ops/pad_geometry.hpp"
 #include "graph/ops/resize_geometry.hpp"
 
 namespace loom::graph {
@@ -122,30 +124,15 @@ std::vector<ValueInfo> infer_batch_norm(const Node& node, std::span<const ValueI
 std::vector<ValueInfo> infer_pad(const Node& node, std::span<const ValueInfo* const> in,
                                  std::span<const Tensor* const> constants) {
   const auto& x = need(in, 0, "data");
-  const std::string mode = node.attrs.get_string("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    fail(ErrorCode::unsupported, "mode='" + mode + "' (constant, reflect or edge)");
   if (optional_input(in, 3)) fail(ErrorCode::unsupported, "the axes input (opset 18)");
-  // Opset 2 kept pads in an attribute; later opsets take an input.
-  const std::vector<std::int64_t> pads = optional_input(in, 1)
-                                             ? constant_ints(need_constant(constants, 1, "pads"), "pads")
-                                             : node.attrs.get_ints("pads", {});
-  const std::size_t rank = x.shape.rank();
-  if (pads.size() != 2 * rank)
-    fail(ErrorCode::shape_mismatch, "pads has " + std::to_string(pads.size()) + " values, X " + x.shape.to_string() +
-                                        " needs " + std::to_string(2 * rank));
+  std::optional<std::vector<std::int64_t>> pads;
+  if (optional_input(in, 1)) pads = constant_ints(need_constant(constants, 1, "pads"), "pads");
+  PadGeometry geometry = pad_geometry(node.attrs, x.shape, pads ? &*pads : nullptr);
   if (const ValueInfo* value = optional_input(in, 2)) {
     need_same_dtype(x, *value);
     if (value->shape.numel() != 1) fail(ErrorCode::shape_mismatch, "constant_value must hold one value");
   }
-  auto dims = x.shape.dims();
-  for (std::size_t i = 0; i < rank; ++i) {
-    dims[i] += pads[i] + pads[rank + i];
-    if (dims[i] < 0) fail(ErrorCode::shape_mismatch, "pads make axis " + std::to_string(i) + " negative");
-    if (mode != "constant" && x.shape[i] == 0 && dims[i] > 0)
-      fail(ErrorCode::shape_mismatch, "mode='" + mode + "' cannot pad an empty axis");
-  }
-  return {out(node, 0, x.dtype, Shape(dims))};
+  return {out(node, 0, x.dtype, Shape(std::move(geometry.output)))};
 }
 
 std::vector<ValueInfo> infer_resize(const Node& node, std::span<const ValueInfo* const> in,

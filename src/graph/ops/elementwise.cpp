@@ -3,9 +3,9 @@
 // pointwise: it joins the Step that produces its input.
 #include <string>
 
-#include "loom/onnx.hpp"
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
+#include "graph/ops/elementwise_attrs.hpp"
 
 namespace loom::graph {
 namespace {
@@ -32,10 +32,8 @@ std::vector<ValueInfo> infer_float_unary(const Node& node, std::span<const Value
                                          std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "X");
   need_float(x, "X");
-  if (node.op_type == "Gelu") {
-    const auto mode = node.attrs.get_string("approximate", "none");
-    if (mode != "none" && mode != "tanh") fail(ErrorCode::invalid_model, "approximate='" + mode + "'");
-  }
+  if (node.op_type == "Gelu" && !gelu_approximation(node.attrs))
+    fail(ErrorCode::invalid_model, "approximate='" + node.attrs.get_string("approximate", "none") + "'");
   return {out(node, 0, x.dtype, x.shape)};
 }
 
@@ -145,14 +143,6 @@ std::vector<ValueInfo> infer_where(const Node& node, std::span<const ValueInfo* 
   need_bool(cond, "condition");
   need_same_dtype(x, y);
   return {out(node, 0, x.dtype, broadcast_shapes(broadcast_shapes(cond.shape, x.shape), y.shape))};
-}
-
-// Cast's `to`: an ONNX TensorProto data type code Loom has a dtype for.
-DType cast_target(std::int64_t code) {
-  if (const auto dtype = dtype_from_onnx_code(code)) return *dtype;
-  fail(ErrorCode::unsupported,
-       "to=" + std::to_string(code) +
-           " is an unsupported dtype (supported: 1 f32, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16)");
 }
 
 std::vector<ValueInfo> infer_cast(const Node& node, std::span<const ValueInfo* const> in,

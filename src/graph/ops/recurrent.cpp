@@ -1,11 +1,11 @@
-// Shape inference for recurrent layers (LSTM, GRU). Attribute values the kernels cannot run
-// (unknown activations...) are checked when the kernel is created (src/backend/rnn_spec.cpp).
-#include <algorithm>
-#include <cmath>
-#include <numeric>
+// Shape inference for recurrent layers (LSTM, GRU); layout, direction and the shapes they imply come
+// from rnn_geometry (shared with the kernels). Attribute values the kernels cannot run (unknown
+// activations...) are checked when the kernel is created (src/backend/rnn_spec.cpp).
+#include <string>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
+#include "graph/ops/rnn_geometry.hpp"
 
 namespace loom::graph {
 namespace {
@@ -24,37 +24,25 @@ std::vector<ValueInfo> infer_recurrent(const Node& node, std::span<const ValueIn
   need_rank(x, 3, "X");
   need_rank(w, 3, "W");
   need_rank(r, 3, "R");
-  const std::int64_t layout = node.attrs.get_int("layout", 0);
-  if (layout != 0 && layout != 1) fail(ErrorCode::invalid_model, "layout=" + std::to_string(layout));
-  const bool batch_major = layout == 1;
-  const std::string direction = node.attrs.get_string("direction", "forward");
-  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-    fail(ErrorCode::invalid_model, "direction '" + direction + "'");
-  const std::int64_t dirs = direction == "bidirectional" ? 2 : 1;
-  const std::int64_t hidden = node.attrs.get_int("hidden_size", r.shape[2]);
-  const auto t = batch_major ? x.shape[1] : x.shape[0], batch = batch_major ? x.shape[0] : x.shape[1];
-  const auto input = x.shape[2];
-  if (w.shape != Shape{dirs, gates * hidden, input})
-    fail(ErrorCode::shape_mismatch,
-         "W " + w.shape.to_string() + " must be " + Shape{dirs, gates * hidden, input}.to_string());
-  if (r.shape != Shape{dirs, gates * hidden, hidden})
-    fail(ErrorCode::shape_mismatch,
-         "R " + r.shape.to_string() + " must be " + Shape{dirs, gates * hidden, hidden}.to_string());
-  if (const ValueInfo* b = optional_input(in, 3); b && b->shape != Shape{dirs, 2 * gates * hidden})
-    fail(ErrorCode::shape_mismatch,
-         "B " + b->shape.to_string() + " must be " + Shape{dirs, 2 * gates * hidden}.to_string());
+  const RnnGeometry g = rnn_geometry(rnn_layout(node.attrs), x.shape, node.attrs.get_int("hidden_size", r.shape[2]));
+  if (w.shape != g.w_shape(gates))
+    fail(ErrorCode::shape_mismatch, "W " + w.shape.to_string() + " must be " + g.w_shape(gates).to_string());
+  if (r.shape != g.r_shape(gates))
+    fail(ErrorCode::shape_mismatch, "R " + r.shape.to_string() + " must be " + g.r_shape(gates).to_string());
+  if (const ValueInfo* b = optional_input(in, 3); b && b->shape != g.b_shape(gates))
+    fail(ErrorCode::shape_mismatch, "B " + b->shape.to_string() + " must be " + g.b_shape(gates).to_string());
   if (const ValueInfo* lens = optional_input(in, 4);
-      lens && (lens->shape != Shape{batch} || (lens->dtype != DType::i32 && lens->dtype != DType::i64)))
-    fail(ErrorCode::shape_mismatch, "sequence_lens must be i32 [" + std::to_string(batch) + "]");
-  const Shape state = batch_major ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden};
+      lens && (lens->shape != Shape{g.batch} || (lens->dtype != DType::i32 && lens->dtype != DType::i64)))
+    fail(ErrorCode::shape_mismatch, "sequence_lens must be i32 [" + std::to_string(g.batch) + "]");
+  const Shape state = g.state_shape();
   for (std::size_t i = 5; i < 5 + state_inputs; ++i)
     if (const ValueInfo* s = optional_input(in, i); s && s->shape != state)
       fail(ErrorCode::shape_mismatch,
            std::string(i == 5 ? "initial_h " : "initial_c ") + s->shape.to_string() + " must be " + state.to_string());
-  if (const ValueInfo* p = optional_input(in, 7); gates == 4 && p && p->shape != Shape{dirs, 3 * hidden})
-    fail(ErrorCode::shape_mismatch, "P " + p->shape.to_string() + " must be " + Shape{dirs, 3 * hidden}.to_string());
-  std::vector<ValueInfo> result{
-      out(node, 0, x.dtype, batch_major ? Shape{batch, t, dirs, hidden} : Shape{t, dirs, batch, hidden})};
+  if (const ValueInfo* p = optional_input(in, 7); gates == 4 && p && p->shape != Shape{g.directions, 3 * g.hidden})
+    fail(ErrorCode::shape_mismatch,
+         "P " + p->shape.to_string() + " must be " + Shape{g.directions, 3 * g.hidden}.to_string());
+  std::vector<ValueInfo> result{out(node, 0, x.dtype, g.y_shape())};
   for (std::size_t o = 1; o < outputs; ++o) result.push_back(out(node, o, x.dtype, state));
   return result;
 }

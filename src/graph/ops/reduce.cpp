@@ -1,19 +1,19 @@
 // Shape inference for reductions (ReduceSum, ReduceMean, ReduceMax...), Softmax and LogSoftmax,
 // LayerNormalization, ArgMax/ArgMin and TopK.
 #include <algorithm>
-#include <cmath>
-#include <numeric>
+#include <optional>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
+#include "graph/ops/reduce_geometry.hpp"
 
 namespace loom::graph {
 namespace {
 
 // Reductions that accept integer tensors; the others (L1, L2, LogSum...) are float only.
 bool reduces_integers(const std::string& op_type) {
-  return op_type == "ReduceSum" || op_type == "ReduceMean" || op_type == "ReduceMax" || op_type == "ReduceMin" ||
-         op_type == "ReduceProd";
+  const auto kind = reduce_kind(op_type);
+  return kind && reduce_takes_integers(*kind);
 }
 
 // Reduce*: the axes come from the `axes` attribute (opset <= 17 form, ReduceSum before 13) or
@@ -26,31 +26,10 @@ std::vector<ValueInfo> infer_reduce(const Node& node, std::span<const ValueInfo*
     fail(ErrorCode::dtype_mismatch,
          "data '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) +
              (reduces_integers(node.op_type) ? " (float, i64 or i32 only)" : " (float only)"));
-  std::vector<std::int64_t> axes;
-  const bool axes_input = optional_input(in, 1) != nullptr;
-  if (axes_input) {
-    if (node.attrs.has("axes")) fail(ErrorCode::invalid_model, "axes given both as attribute and as input 1");
-    axes = constant_ints(need_constant(constants, 1, "axes"), "axes");
-  } else {
-    axes = node.attrs.get_ints("axes", {});
-  }
-  const bool keepdims = node.attrs.get_int("keepdims", 1) != 0;
-  if (axes.empty() && node.attrs.get_int("noop_with_empty_axes", 0) != 0) return {out(node, 0, x.dtype, x.shape)};
-  const std::size_t rank = x.shape.rank();
-  std::vector<bool> reduced(rank, axes.empty());
-  for (const auto axis : axes) {
-    const auto a = static_cast<std::size_t>(normalize_axis(axis, rank));
-    if (reduced[a]) fail(ErrorCode::invalid_model, "axis " + std::to_string(axis) + " repeated in axes");
-    reduced[a] = true;
-  }
-  std::vector<std::int64_t> dims;
-  for (std::size_t d = 0; d < rank; ++d) {
-    if (!reduced[d])
-      dims.push_back(x.shape[d]);
-    else if (keepdims)
-      dims.push_back(1);
-  }
-  return {out(node, 0, x.dtype, Shape(std::move(dims)))};
+  std::optional<std::vector<std::int64_t>> axes_input;
+  if (optional_input(in, 1)) axes_input = constant_ints(need_constant(constants, 1, "axes"), "axes");
+  ReducedAxes reduced = reduced_axes(node.attrs, x.shape, axes_input ? &*axes_input : nullptr);
+  return {out(node, 0, x.dtype, Shape(std::move(reduced.output)))};
 }
 
 std::vector<ValueInfo> infer_softmax(const Node& node, std::span<const ValueInfo* const> in,
@@ -92,13 +71,8 @@ std::vector<ValueInfo> infer_arg_reduce(const Node& node, std::span<const ValueI
   if (!is_floating(x.dtype) && x.dtype != DType::i64 && x.dtype != DType::i32)
     fail(ErrorCode::dtype_mismatch,
          "data '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) + " (float, i64 or i32 only)");
-  const auto axis = static_cast<std::size_t>(normalize_axis(node.attrs.get_int("axis", 0), x.shape.rank()));
-  std::vector<std::int64_t> dims(x.shape.begin(), x.shape.end());
-  if (node.attrs.get_int("keepdims", 1) != 0)
-    dims[axis] = 1;
-  else
-    dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(axis));
-  return {out(node, 0, DType::i64, Shape(std::move(dims)))};
+  ArgReduceGeometry geometry = arg_reduce_geometry(node.attrs, x.shape);
+  return {out(node, 0, DType::i64, Shape(std::move(geometry.output)))};
 }
 
 std::vector<ValueInfo> infer_topk(const Node& node, std::span<const ValueInfo* const> in,
@@ -108,17 +82,9 @@ std::vector<ValueInfo> infer_topk(const Node& node, std::span<const ValueInfo* c
   if (!is_floating(x.dtype) && x.dtype != DType::i64 && x.dtype != DType::i32)
     fail(ErrorCode::dtype_mismatch,
          "X '" + x.name + "' has dtype " + std::string(dtype_name(x.dtype)) + " (float, i64 or i32 only)");
-  const auto k_values = constant_ints(need_constant(constants, 1, "K"), "K");
-  if (k_values.size() != 1)
-    fail(ErrorCode::invalid_model, "K must hold one value, got " + std::to_string(k_values.size()));
-  const auto axis = static_cast<std::size_t>(normalize_axis(node.attrs.get_int("axis", -1), x.shape.rank()));
-  const std::int64_t k = k_values[0];
-  if (k < 0 || k > x.shape[axis])
-    fail(ErrorCode::shape_mismatch, "K = " + std::to_string(k) + " is outside [0, " + std::to_string(x.shape[axis]) +
-                                        "] for axis " + std::to_string(axis) + " of " + x.shape.to_string());
-  std::vector<std::int64_t> dims(x.shape.begin(), x.shape.end());
-  dims[axis] = k;
-  return {out(node, 0, x.dtype, Shape(dims)), out(node, 1, DType::i64, Shape(dims))};
+  const TopKGeometry geometry =
+      topk_geometry(node.attrs, x.shape, constant_ints(need_constant(constants, 1, "K"), "K"));
+  return {out(node, 0, x.dtype, Shape(geometry.output)), out(node, 1, DType::i64, Shape(geometry.output))};
 }
 
 double per_input_element_flops(const Node&, std::span<const ValueInfo* const> ins, std::span<const ValueInfo* const>) {

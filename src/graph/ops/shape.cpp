@@ -1,14 +1,12 @@
 // Shape inference for data-movement and shape ops: views (Reshape, Flatten, Squeeze, Unsqueeze,
 // Identity), copies (Transpose, Concat, Split, Slice, Gather, Expand, Tile) and generators (Shape,
-// Constant, ConstantOfShape, Range).
+// Constant, ConstantOfShape, Range). Extents the kernels compute too come from shape_geometry.
 #include <algorithm>
-#include <cmath>
-#include <numeric>
 #include <optional>
-#include <type_traits>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
+#include "graph/ops/shape_geometry.hpp"
 
 namespace loom::graph {
 namespace {
@@ -19,35 +17,7 @@ std::vector<ValueInfo> infer_reshape(const Node& node, std::span<const ValueInfo
   const Tensor& spec = need_constant(constants, 1, "shape");
   if (spec.dtype() != DType::i64 || spec.shape().rank() != 1)
     fail(ErrorCode::invalid_model, "the shape input must be a 1-D i64 tensor");
-  const bool allow_zero = node.attrs.get_int("allowzero", 0) != 0;
-  std::vector<std::int64_t> dims = constant_ints(spec, "shape");
-  std::int64_t known = 1;
-  int infer_at = -1;
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] == 0 && !allow_zero) {
-      if (i >= x.shape.rank())
-        fail(ErrorCode::shape_mismatch, "shape has 0 at axis " + std::to_string(i) + " beyond the input's rank");
-      dims[i] = x.shape[i];
-    }
-    if (dims[i] == -1) {
-      if (infer_at >= 0) fail(ErrorCode::invalid_model, "shape has more than one -1");
-      infer_at = static_cast<int>(i);
-    } else if (dims[i] < 0) {
-      fail(ErrorCode::invalid_model, "shape has a negative dimension");
-    } else {
-      known *= dims[i];
-    }
-  }
-  if (infer_at >= 0) {
-    if (known == 0 || x.shape.numel() % known != 0)
-      fail(ErrorCode::shape_mismatch, "cannot reshape " + x.shape.to_string() + " to the requested shape");
-    dims[infer_at] = x.shape.numel() / known;
-  }
-  Shape y(dims);
-  if (y.numel() != x.shape.numel())
-    fail(ErrorCode::shape_mismatch, "cannot reshape " + x.shape.to_string() + " (" + std::to_string(x.shape.numel()) +
-                                        " elements) to " + y.to_string());
-  return {out(node, 0, x.dtype, y)};
+  return {out(node, 0, x.dtype, reshaped_shape(node.attrs, x.shape, constant_ints(spec, "shape")))};
 }
 
 std::vector<ValueInfo> infer_flatten(const Node& node, std::span<const ValueInfo* const> in,
@@ -65,21 +35,9 @@ std::vector<ValueInfo> infer_flatten(const Node& node, std::span<const ValueInfo
 std::vector<ValueInfo> infer_transpose(const Node& node, std::span<const ValueInfo* const> in,
                                        std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "data");
-  const auto r = x.shape.rank();
-  std::vector<std::int64_t> perm(r);
-  std::iota(perm.rbegin(), perm.rend(), 0);
-  perm = node.attrs.get_ints("perm", perm);
-  if (perm.size() != r)
-    fail(ErrorCode::invalid_model,
-         "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(r));
-  std::vector<bool> seen(r, false);
-  std::vector<std::int64_t> dims(r);
-  for (std::size_t i = 0; i < r; ++i) {
-    const auto p = normalize_axis(perm[i], r);
-    if (seen[p]) fail(ErrorCode::invalid_model, "perm repeats axis " + std::to_string(p));
-    seen[p] = true;
-    dims[i] = x.shape[p];
-  }
+  const std::vector<std::int64_t> perm = transpose_perm(node.attrs, x.shape.rank());
+  std::vector<std::int64_t> dims(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) dims[i] = x.shape[static_cast<std::size_t>(perm[i])];
   return {out(node, 0, x.dtype, Shape(dims))};
 }
 
@@ -183,18 +141,9 @@ std::vector<ValueInfo> infer_same(const Node& node, std::span<const ValueInfo* c
 std::vector<ValueInfo> infer_dropout(const Node& node, std::span<const ValueInfo* const> in,
                                      std::span<const Tensor* const> constants) {
   const auto& x = need(in, 0, "data");
-  if (optional_input(in, 2)) {
-    const Tensor& training = need_constant(constants, 2, "training_mode");
-    if (training.dtype() != DType::boolean || training.numel() != 1)
-      fail(ErrorCode::invalid_model, "training_mode must be a bool scalar");
-    // Training with ratio 0 drops nothing, so it is the same as inference.
-    const Tensor* ratio = optional_input(in, 1) && constants.size() > 1 ? constants[1] : nullptr;
-    const bool drops_nothing =
-        ratio && is_floating(ratio->dtype()) && ratio->numel() == 1 && ratio->to(DType::f32).values<float>()[0] == 0.0f;
-    if (training.values<std::uint8_t>()[0] != 0 && !drops_nothing)
-      fail(ErrorCode::unsupported,
-           "training_mode = true with a ratio other than a constant 0 (Loom runs inference only)");
-  }
+  if (optional_input(in, 2))
+    require_inference_dropout(need_constant(constants, 2, "training_mode"),
+                              optional_input(in, 1) && constants.size() > 1 ? constants[1] : nullptr);
   return {out(node, 0, x.dtype, x.shape), out(node, 1, DType::boolean, x.shape)};
 }
 
@@ -249,21 +198,6 @@ std::vector<ValueInfo> infer_split(const Node& node, std::span<const ValueInfo* 
   return outs;
 }
 
-// Output length of one sliced axis, with ONNX's clamping of starts and ends.
-std::int64_t sliced_length(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) {
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step > 0) {
-    start = std::clamp<std::int64_t>(start, 0, dim);
-    end = std::clamp<std::int64_t>(end, 0, dim);
-    return end > start ? (end - start + step - 1) / step : 0;
-  }
-  if (dim == 0) return 0;
-  start = std::clamp<std::int64_t>(start, 0, dim - 1);
-  end = std::clamp<std::int64_t>(end, -1, dim - 1);
-  return start > end ? (start - end - step - 1) / -step : 0;
-}
-
 std::vector<ValueInfo> infer_slice(const Node& node, std::span<const ValueInfo* const> in,
                                    std::span<const Tensor* const> constants) {
   const auto& x = need(in, 0, "data");
@@ -271,21 +205,11 @@ std::vector<ValueInfo> infer_slice(const Node& node, std::span<const ValueInfo* 
   need(in, 2, "ends");
   const auto starts = constant_ints(need_constant(constants, 1, "starts"), "starts");
   const auto ends = constant_ints(need_constant(constants, 2, "ends"), "ends");
-  const std::size_t rank = x.shape.rank();
-  std::vector<std::int64_t> axes(starts.size()), steps(starts.size(), 1);
-  std::iota(axes.begin(), axes.end(), 0);
+  std::optional<std::vector<std::int64_t>> axes, steps;
   if (optional_input(in, 3)) axes = constant_ints(need_constant(constants, 3, "axes"), "axes");
   if (optional_input(in, 4)) steps = constant_ints(need_constant(constants, 4, "steps"), "steps");
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    fail(ErrorCode::invalid_model, "starts, ends, axes and steps differ in length");
-  axis_mask(axes, rank);  // range and repeats
-  auto dims = x.shape.dims();
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    if (steps[i] == 0) fail(ErrorCode::invalid_model, "a step is 0");
-    const auto axis = normalize_axis(axes[i], rank);
-    dims[axis] = sliced_length(x.shape[axis], starts[i], ends[i], steps[i]);
-  }
-  return {out(node, 0, x.dtype, Shape(dims))};
+  const SlicePlan plan = plan_slice(x.shape, starts, ends, axes ? &*axes : nullptr, steps ? &*steps : nullptr);
+  return {out(node, 0, x.dtype, Shape(plan.dims))};
 }
 
 std::vector<ValueInfo> infer_expand(const Node& node, std::span<const ValueInfo* const> in,
@@ -293,9 +217,7 @@ std::vector<ValueInfo> infer_expand(const Node& node, std::span<const ValueInfo*
   const auto& x = need(in, 0, "input");
   need(in, 1, "shape");
   const auto shape = constant_ints(need_constant(constants, 1, "shape"), "shape");
-  for (const auto d : shape)
-    if (d < 0) fail(ErrorCode::invalid_model, "shape has a negative dimension " + std::to_string(d));
-  return {out(node, 0, x.dtype, broadcast_shapes(x.shape, Shape(shape)))};
+  return {out(node, 0, x.dtype, expanded_shape(x.shape, shape))};
 }
 
 std::vector<ValueInfo> infer_tile(const Node& node, std::span<const ValueInfo* const> in,
@@ -303,41 +225,20 @@ std::vector<ValueInfo> infer_tile(const Node& node, std::span<const ValueInfo* c
   const auto& x = need(in, 0, "input");
   need(in, 1, "repeats");
   const auto repeats = constant_ints(need_constant(constants, 1, "repeats"), "repeats");
-  if (repeats.size() != x.shape.rank())
-    fail(ErrorCode::invalid_model,
-         "repeats has " + std::to_string(repeats.size()) + " entries for rank " + std::to_string(x.shape.rank()));
-  auto dims = x.shape.dims();
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    if (repeats[d] < 0) fail(ErrorCode::invalid_model, "repeats has a negative entry");
-    dims[d] *= repeats[d];
-  }
-  return {out(node, 0, x.dtype, Shape(dims))};
+  return {out(node, 0, x.dtype, tiled_shape(x.shape, repeats))};
 }
 
 std::vector<ValueInfo> infer_shape(const Node& node, std::span<const ValueInfo* const> in,
                                    std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "data");
-  const auto rank = static_cast<std::int64_t>(x.shape.rank());
-  const auto clamp_end = [rank](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + rank : v, 0, rank); };
-  const std::int64_t start = clamp_end(node.attrs.get_int("start", 0));
-  const std::int64_t end = clamp_end(node.attrs.get_int("end", rank));
-  return {out(node, 0, DType::i64, Shape{std::max<std::int64_t>(end - start, 0)})};
+  const DimRange range = shape_op_range(node.attrs, x.shape.rank());
+  return {out(node, 0, DType::i64, Shape{range.end - range.start})};
 }
 
 std::vector<ValueInfo> infer_constant(const Node& node, std::span<const ValueInfo* const>,
                                       std::span<const Tensor* const>) {
-  const auto& attrs = node.attrs;
-  int given = 0;
-  for (const char* name : {"value", "value_float", "value_floats", "value_int", "value_ints"}) given += attrs.has(name);
-  for (const char* name : {"sparse_value", "value_string", "value_strings"})
-    if (attrs.has(name)) fail(ErrorCode::unsupported, std::string("attribute ") + name);
-  if (given != 1) fail(ErrorCode::invalid_model, "needs exactly one value attribute, got " + std::to_string(given));
-  if (const Tensor* t = attrs.get_tensor("value")) return {out(node, 0, t->dtype(), t->shape())};
-  if (attrs.has("value_float")) return {out(node, 0, DType::f32, Shape{})};
-  if (attrs.has("value_int")) return {out(node, 0, DType::i64, Shape{})};
-  if (attrs.has("value_floats"))
-    return {out(node, 0, DType::f32, Shape{static_cast<std::int64_t>(attrs.get_floats("value_floats").size())})};
-  return {out(node, 0, DType::i64, Shape{static_cast<std::int64_t>(attrs.get_ints("value_ints").size())})};
+  const Tensor value = constant_value(node.attrs);
+  return {out(node, 0, value.dtype(), value.shape())};
 }
 
 std::vector<ValueInfo> infer_constant_of_shape(const Node& node, std::span<const ValueInfo* const> in,
@@ -346,26 +247,7 @@ std::vector<ValueInfo> infer_constant_of_shape(const Node& node, std::span<const
   const auto dims = constant_ints(need_constant(constants, 0, "input"), "input");
   for (const auto d : dims)
     if (d < 0) fail(ErrorCode::invalid_model, "shape has a negative dimension " + std::to_string(d));
-  DType dtype = DType::f32;
-  if (const Tensor* value = node.attrs.get_tensor("value")) {
-    if (value->numel() != 1) fail(ErrorCode::invalid_model, "value must hold exactly one element");
-    dtype = value->dtype();
-  }
-  return {out(node, 0, dtype, Shape(dims))};
-}
-
-// Elements of Range(start, limit, delta): max(ceil((limit - start) / delta), 0).
-template <class T>
-std::int64_t range_length(const Tensor& start, const Tensor& limit, const Tensor& delta) {
-  const T s = start.values<T>()[0], l = limit.values<T>()[0], d = delta.values<T>()[0];
-  if (d == T{0}) fail(ErrorCode::invalid_model, "delta is 0");
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::max<std::int64_t>(static_cast<std::int64_t>(std::ceil((static_cast<double>(l) - s) / d)), 0);
-  } else {
-    const std::int64_t span = static_cast<std::int64_t>(l) - s;
-    if ((span > 0) != (d > 0) || span == 0) return 0;
-    return (span + d - (d > 0 ? 1 : -1)) / d;
-  }
+  return {out(node, 0, fill_value(node.attrs).dtype(), Shape(dims))};
 }
 
 std::vector<ValueInfo> infer_range(const Node& node, std::span<const ValueInfo* const> in,
@@ -379,22 +261,7 @@ std::vector<ValueInfo> infer_range(const Node& node, std::span<const ValueInfo* 
     if (values[i]->dtype() != values[0]->dtype())
       fail(ErrorCode::dtype_mismatch, "start, limit and delta differ in dtype");
   }
-  std::int64_t n = 0;
-  switch (values[0]->dtype()) {
-    case DType::f32:
-      n = range_length<float>(*values[0], *values[1], *values[2]);
-      break;
-    case DType::i64:
-      n = range_length<std::int64_t>(*values[0], *values[1], *values[2]);
-      break;
-    case DType::i32:
-      n = range_length<std::int32_t>(*values[0], *values[1], *values[2]);
-      break;
-    default:
-      fail(ErrorCode::unsupported,
-           "Range of dtype " + std::string(dtype_name(values[0]->dtype())) + " (f32, i64 and i32 are supported)");
-  }
-  return {out(node, 0, values[0]->dtype(), Shape{n})};
+  return {out(node, 0, values[0]->dtype(), Shape{range_length(*values[0], *values[1], *values[2])})};
 }
 
 }  // namespace

@@ -130,6 +130,44 @@ void* LoadedModel::address(int id, void* arena) const {
   return base + v.offset;
 }
 
+void LoadedModel::upload_inputs(void* arena, const std::vector<Tensor>& inputs, backend::Stream& stream) const {
+  if (inputs.size() != plan_.input_ids.size())
+    throw Error(ErrorCode::internal, "model '" + name_ + "': " + std::to_string(inputs.size()) + " inputs for " +
+                                         std::to_string(plan_.input_ids.size()));
+  for (std::size_t i = 0; i < plan_.input_ids.size(); ++i)
+    stream.copy_to_device(address(plan_.input_ids[i], arena), inputs[i].data(), inputs[i].bytes());
+}
+
+std::vector<Tensor> LoadedModel::download_outputs(void* arena, backend::Stream& stream) const {
+  std::vector<Tensor> outputs;
+  outputs.reserve(plan_.output_ids.size());
+  for (int id : plan_.output_ids) {
+    const auto& value = plan_.values[static_cast<std::size_t>(id)];
+    outputs.emplace_back(value.dtype, value.shape);
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    stream.copy_to_host(outputs[i].data(), address(plan_.output_ids[i], arena), outputs[i].bytes());
+  return outputs;
+}
+
+void LoadedModel::dump_live(std::size_t step, void* arena, std::byte* host, backend::Stream& stream) const {
+  std::uint64_t offset = 0;
+  for (int id : plan_.steps.at(step).live_after) {
+    const auto bytes = plan_.values[static_cast<std::size_t>(id)].bytes;
+    stream.copy_to_host(host + offset, address(id, arena), bytes);
+    offset += bytes;
+  }
+}
+
+void LoadedModel::restore_live(std::size_t step, void* arena, const std::byte* host, backend::Stream& stream) const {
+  std::uint64_t offset = 0;
+  for (int id : plan_.steps.at(step).live_after) {
+    const auto bytes = plan_.values[static_cast<std::size_t>(id)].bytes;
+    stream.copy_to_device(address(id, arena), host + offset, bytes);
+    offset += bytes;
+  }
+}
+
 void LoadedModel::run_step(std::size_t step, void* arena) {
   last_step_was_graph_ = false;
   if (step >= plan_.steps.size())

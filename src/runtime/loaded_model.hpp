@@ -86,6 +86,19 @@ class LoadedModel {
   // Device address of value `id` for a request whose arena starts at `arena`.
   void* address(int id, void* arena) const;
 
+  // A request's data in and out of its arena, enqueued on `stream` (host memory must stay valid
+  // until the stream has passed the copies). The executor uses these instead of the plan's layout.
+  //   upload_inputs: `inputs` (the plan's input order and dtypes) into the arena.
+  //   download_outputs: host tensors of the plan's output dtypes and shapes, filled once the
+  //     stream has passed the copies.
+  //   dump_live / restore_live: the values live at the boundary after Step `step`
+  //     (Step::live_after, live_bytes_after(step) bytes, packed in that order) to and from `host`.
+  void upload_inputs(void* arena, const std::vector<Tensor>& inputs, backend::Stream& stream) const;
+  std::vector<Tensor> download_outputs(void* arena, backend::Stream& stream) const;
+  std::uint64_t live_bytes_after(std::size_t step) const { return plan_.steps.at(step).info.live_bytes_after; }
+  void dump_live(std::size_t step, void* arena, std::byte* host, backend::Stream& stream) const;
+  void restore_live(std::size_t step, void* arena, const std::byte* host, backend::Stream& stream) const;
+
  private:
   std::string name_;
   std::size_t index_;

@@ -1,4 +1,4 @@
-// Kernels of the encoder-stack decoder (decode/cuda/cuda_encoder.cpp): pre-norm residual
+// Kernels of the encoder-stack decoder (backend/cuda/decode/cuda_encoder.cpp): pre-norm residual
 // feed-forward blocks looped over the stack, x ← x + W2 · relu(W1 · layernorm(x) + b1) + b2, with a
 // pause check after each block. Plain C++ view for the host; every kernel takes one
 // EncoderKernelArgs by value.

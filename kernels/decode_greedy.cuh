@@ -1,4 +1,4 @@
-// Kernels of the greedy autoregressive decoder (decode/cuda/cuda_greedy.cpp): token → embedding →
+// Kernels of the greedy autoregressive decoder (backend/cuda/decode/cuda_greedy.cpp): token → embedding →
 // stacked LSTM/GRU cells → output projection → argmax → next token, each batch row stopping on the
 // end token or the maximum length. Plain C++ view for the host: parameter structs and the kernel
 // functions, which the host launches with cudaLaunchKernel or puts into graph nodes. Every kernel

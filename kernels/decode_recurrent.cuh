@@ -1,7 +1,7 @@
 // Launchers for stacked LSTM/GRU loops that run on the device: the persistent kernel (one launch
 // runs every step; thread blocks meet at a counter barrier), and the per-step kernels the CUDA
 // graph (WHILE node) and the host loop repeat. Used by the recurrent decoder
-// (src/decode/cuda/cuda_recurrent.cpp) and by the ONNX LSTM/GRU ops in their simple case.
+// (src/backend/cuda/decode/cuda_recurrent.cpp) and by the ONNX LSTM/GRU ops in their simple case.
 // Plain host header: no device code.
 #pragma once
 

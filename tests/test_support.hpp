@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <string>
+
 #include "loom/error.hpp"
 
 namespace loom::test_support {
@@ -17,6 +20,18 @@ ErrorCode code_of(F&& f) {
   }
   ADD_FAILURE() << "no loom::Error thrown";
   return ErrorCode::internal;
+}
+
+// Expects `f` to throw loom::Error with `code` and a message containing every one of `parts`.
+template <class F>
+void expect_error(F&& f, ErrorCode code, std::initializer_list<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no loom::Error thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    for (const std::string& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace loom::test_support

@@ -19,6 +19,10 @@
 
 namespace loom {
 
+namespace runtime {
+struct ExecutorTestHooks;  // a test seam (src/runtime/executor_test_hooks.hpp), not public API
+}
+
 struct ExecutorOptions {
   // "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda" or "cuda:N".
   std::string device = "auto";
@@ -26,6 +30,10 @@ struct ExecutorOptions {
   // blocks).
   std::string policy = "fifo";
   PolicyOptions policy_options;
+  // A policy of your own (a SchedulingPolicy subclass) instead of a named one: when set, `policy`
+  // and `policy_options` are ignored. The executor calls it from its dispatcher thread only, for as
+  // long as it runs; one object must not serve two running executors at once.
+  std::shared_ptr<SchedulingPolicy> custom_policy;
   // Precision of weights and activations on the device: f32, or f16 (CUDA only). Requests are
   // always given and returned in the model's own dtypes; the pre/post stages convert.
   DType compute_dtype = DType::f32;
@@ -58,23 +66,6 @@ struct ExecutorOptions {
   // buffers dumped to pinned host memory and their arenas freed; they are restored before
   // resuming.
   std::uint64_t arena_memory_limit_bytes = 0;
-  // For tests that need an exact interleaving; leave it empty otherwise. Called on the dispatcher
-  // thread after each Step it launches, with the Step's model and how many of that request's
-  // Steps are launched now. The hook may submit() requests; the dispatcher then makes no further
-  // decision until the number of requests that have reached it since the start is at least the
-  // value returned (0: carry on at once), so "an urgent request arrives right after Step k" is
-  // reproducible. A request that fails before the dispatcher (bad input, expired) never reaches
-  // it; the wait also ends at shutdown. An exception from the hook counts as 0.
-  std::function<std::uint64_t(const std::string& model, std::size_t steps_launched)> after_step_hook;
-  // For tests that need a pause inside a Step at a known moment; leave it empty otherwise. Called
-  // on the dispatcher thread just before it launches a Step that can pause inside
-  // (StepInfo::pausable_inside) with the request's pause flag armed, i.e. with preemption on,
-  // with the Step's model and index and the iteration it starts from (0, or where it paused).
-  // From then until the Step ends, a request of a higher class handed to the dispatcher asks it
-  // to pause. The hook may submit() requests; the launch then waits until the number of requests
-  // handed to the dispatcher (past pre-process) since the start is at least the value returned
-  // (0: launch at once). The wait also ends when pre-process stops. An exception counts as 0.
-  std::function<std::uint64_t(const std::string& model, std::size_t step, std::int32_t iteration)> pausable_step_hook;
 };
 
 // How Executor::load() prepares a model: its name and the optimize() options (shapes for
@@ -165,7 +156,9 @@ class Executor {
   Timeline timeline() const;
 
  private:
+  friend struct runtime::ExecutorTestHooks;
   struct Impl;
+  explicit Executor(std::unique_ptr<Impl> impl) noexcept;
   std::unique_ptr<Impl> impl_;
 };
 

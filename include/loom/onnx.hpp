@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,9 +37,5 @@ void write_tensor_pb(const std::string& path, const Tensor& tensor, const std::s
 Tensor read_npy(const std::string& path);
 // .npy by extension, otherwise TensorProto.
 Tensor read_tensor_file(const std::string& path);
-
-// The Loom dtype an ONNX TensorProto data-type code names (1 FLOAT, 6 INT32, 7 INT64, 9 BOOL,
-// 10 FLOAT16, 16 BFLOAT16), e.g. Cast's `to`; nullopt for codes Loom has no dtype for.
-std::optional<DType> dtype_from_onnx_code(std::int64_t code) noexcept;
 
 }  // namespace loom

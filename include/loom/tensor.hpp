@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,9 @@ enum class DType : std::uint8_t { f32, f16, bf16, i64, i32, boolean };
 std::size_t dtype_size(DType dtype) noexcept;
 std::string_view dtype_name(DType dtype) noexcept;  // "f32", "f16", "bf16", "i64", "i32", "bool"
 DType dtype_from_name(std::string_view name);       // throws Error(invalid_argument)
+// The DType an ONNX TensorProto data-type code names (1 FLOAT, 6 INT32, 7 INT64, 9 BOOL,
+// 10 FLOAT16, 16 BFLOAT16), e.g. Cast's `to`; nullopt for codes Loom has no dtype for.
+std::optional<DType> dtype_from_onnx_code(std::int64_t code) noexcept;
 bool is_floating(DType dtype) noexcept;
 
 // 16-bit float storage types for host tensors; arithmetic happens after conversion to float.

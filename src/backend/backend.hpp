@@ -16,8 +16,6 @@
 
 namespace loom::backend {
 
-enum class Kind { cpu, cuda };
-
 // A point in a stream's work; lets another stream or the host wait for it.
 class Event {
  public:
@@ -203,11 +201,26 @@ class Probe {
   virtual void stop() = 0;  // returns once the probe's work has left the device
 };
 
+// What a backend can do. Callers ask these instead of which backend it is, so a new backend is
+// one registration (open_backend.hpp) and one answer here, not a branch in every caller.
+struct Capabilities {
+  // Kernel launches return only once their work is done (the CPU backend runs each call to
+  // completion on the calling thread); false: launches are queued and run asynchronously.
+  bool synchronous_launches = true;
+  // A device apart from the host, with memory of its own and copies across a link (a GPU): the
+  // profiler sizes its peak measurements for it.
+  bool accelerator = false;
+  // Runs models in f16 (ExecutorOptions::compute_dtype = f16).
+  bool f16_compute = false;
+  // Streams can record work as a Graph (Stream::begin_capture).
+  bool graphs = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual Kind kind() const noexcept = 0;
-  virtual std::string name() const = 0;         // "cpu" | "cuda"
+  virtual Capabilities capabilities() const noexcept = 0;
+  virtual std::string name() const = 0;         // as device strings spell it: "cpu" | "cuda"
   virtual std::string device_name() const = 0;  // e.g. "NVIDIA H100 80GB HBM3"
   // Peak figures for roofline estimates.
   virtual double peak_flops(DType dtype) const = 0;  // FLOP/s
@@ -229,8 +242,8 @@ class Backend {
   // for backends whose kernels run on the host (the CPU); a device backend whose kernels are
   // resumable overrides it with memory the device reads while a kernel runs (mapped pinned).
   virtual std::unique_ptr<PauseFlag> create_pause_flag();
-  // Whether streams can record work as a Graph (Stream::begin_capture); CUDA yes, CPU no.
-  virtual bool supports_graphs() const noexcept { return false; }
+  // Whether streams can record work as a Graph (Stream::begin_capture): capabilities().graphs.
+  bool supports_graphs() const noexcept { return capabilities().graphs; }
   // Starts a probe; nullptr when this backend has none (the CPU backend).
   virtual std::unique_ptr<Probe> start_probe(ProbeKind) { return nullptr; }
   // Converts `count` elements between float dtypes (f32 <-> f16 <-> bf16) on the device.

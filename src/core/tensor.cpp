@@ -52,6 +52,27 @@ DType dtype_from_name(std::string_view name) {
               "unknown dtype '" + std::string(name) + "' (known: f32, f16, bf16, i64, i32, bool)");
 }
 
+// The codes are onnx.proto's TensorProto.DataType values (src/onnx checks them against the
+// protobuf enum); written as numbers so the graph and the backends need no protobuf.
+std::optional<DType> dtype_from_onnx_code(std::int64_t code) noexcept {
+  switch (code) {
+    case 1:
+      return DType::f32;
+    case 6:
+      return DType::i32;
+    case 7:
+      return DType::i64;
+    case 9:
+      return DType::boolean;
+    case 10:
+      return DType::f16;
+    case 16:
+      return DType::bf16;
+    default:
+      return std::nullopt;
+  }
+}
+
 bool is_floating(DType dtype) noexcept { return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16; }
 
 // IEEE binary16: 1 sign, 5 exponent, 10 mantissa bits. Conversion by bit manipulation so results

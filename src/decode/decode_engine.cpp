@@ -3,7 +3,6 @@
 // its decoder's stream in submission order, and a completer that waits for each job's event and
 // completes its future or callback.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -14,31 +13,10 @@
 #include <utility>
 
 #include "backend/open_backend.hpp"
-#include "decode/device_decoder.hpp"
+#include "backend/decoder.hpp"
+#include "loom/decode.hpp"
 
 namespace loom::decode {
-
-std::string_view method_name(DecodeMethod method) noexcept {
-  switch (method) {
-    case DecodeMethod::automatic:
-      return "automatic";
-    case DecodeMethod::persistent:
-      return "persistent";
-    case DecodeMethod::graph:
-      return "graph";
-    case DecodeMethod::host_loop:
-      return "host_loop";
-  }
-  return "unknown";
-}
-
-DecodeMethod method_from_name(std::string_view name) {
-  for (DecodeMethod method :
-       {DecodeMethod::automatic, DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop})
-    if (name == method_name(method)) return method;
-  throw Error(ErrorCode::invalid_argument,
-              "unknown decode method '" + std::string(name) + "' (expected automatic, persistent, graph or host_loop)");
-}
 
 // ---- DeviceBuffer and PauseFlag ----
 
@@ -61,39 +39,34 @@ DeviceBuffer::~DeviceBuffer() {
   if (data_ && free_) free_(data_);
 }
 
+// The backend's flag (Backend::create_pause_flag: memory the device reads while a loop runs).
+struct PauseFlag::Impl {
+  // Declared first, destroyed last: the flag goes back to a live backend even when the flag
+  // outlives its engine.
+  std::shared_ptr<backend::Backend> owner;
+  std::unique_ptr<backend::PauseFlag> flag;
+};
+
 PauseFlag::PauseFlag(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PauseFlag::PauseFlag(PauseFlag&&) noexcept = default;
+PauseFlag& PauseFlag::operator=(PauseFlag&&) noexcept = default;
+PauseFlag::~PauseFlag() = default;
 
-PauseFlag& PauseFlag::operator=(PauseFlag&& other) noexcept {
-  if (this != &other) {
-    if (impl_) detail::free_flag(*impl_->device, impl_->memory);
-    impl_ = std::move(other.impl_);
-  }
-  return *this;
-}
-
-PauseFlag::~PauseFlag() {
-  if (impl_) detail::free_flag(*impl_->device, impl_->memory);
-}
-
-// The device reads the flag while the host writes it: atomic on the host side, polled on the device.
 void PauseFlag::request() noexcept {
-  if (impl_) std::atomic_ref<std::int32_t>(*impl_->memory.host).store(1, std::memory_order_release);
+  if (impl_) impl_->flag->set();
 }
 
 void PauseFlag::clear() noexcept {
-  if (impl_) std::atomic_ref<std::int32_t>(*impl_->memory.host).store(0, std::memory_order_release);
+  if (impl_) impl_->flag->clear();
 }
 
-bool PauseFlag::requested() const noexcept {
-  return impl_ && std::atomic_ref<std::int32_t>(*impl_->memory.host).load(std::memory_order_acquire) != 0;
-}
+bool PauseFlag::requested() const noexcept { return impl_ && impl_->flag->is_set(); }
 
 // ---- spec checks ----
 
 namespace {
 
-using detail::Program;
+using backend::DecoderProgram;
 
 std::string shape_text(const Shape& shape) {
   std::string text = "[";
@@ -170,8 +143,8 @@ void check_options(const std::string& decoder, const DecoderOptions& options) {
           ErrorCode::invalid_argument, decoder, "options.method is not a DecodeMethod");
 }
 
-Program base_program(Program::Kind kind, const std::string& name, const DecoderOptions& options) {
-  Program program;
+DecoderProgram base_program(DecoderProgram::Kind kind, const std::string& name, const DecoderOptions& options) {
+  DecoderProgram program;
   program.kind = kind;
   program.name = name;
   program.dtype = options.dtype;
@@ -180,14 +153,14 @@ Program base_program(Program::Kind kind, const std::string& name, const DecoderO
   return program;
 }
 
-Program recurrent_program(const std::string& name, const RecurrentSpec& spec, const DecoderOptions& options) {
-  Program program = base_program(Program::Kind::recurrent, name, options);
+DecoderProgram recurrent_program(const std::string& name, const RecurrentSpec& spec, const DecoderOptions& options) {
+  DecoderProgram program = base_program(DecoderProgram::Kind::recurrent, name, options);
   program.cells = checked_cells(name, spec.cells);
   return program;
 }
 
-Program greedy_program(const std::string& name, const GreedySpec& spec, const DecoderOptions& options) {
-  Program program = base_program(Program::Kind::greedy, name, options);
+DecoderProgram greedy_program(const std::string& name, const GreedySpec& spec, const DecoderOptions& options) {
+  DecoderProgram program = base_program(DecoderProgram::Kind::greedy, name, options);
   program.cells = checked_cells(name, spec.cells);
   require(!is_empty(spec.embedding) && spec.embedding.shape().rank() == 2, ErrorCode::shape_mismatch, name,
           "embedding has shape " + shape_text(spec.embedding.shape()) + ", expected [vocab, " +
@@ -207,8 +180,8 @@ Program greedy_program(const std::string& name, const GreedySpec& spec, const De
   return program;
 }
 
-Program encoder_program(const std::string& name, const EncoderStackSpec& spec, const DecoderOptions& options) {
-  Program program = base_program(Program::Kind::encoder, name, options);
+DecoderProgram encoder_program(const std::string& name, const EncoderStackSpec& spec, const DecoderOptions& options) {
+  DecoderProgram program = base_program(DecoderProgram::Kind::encoder, name, options);
   const std::int64_t width = spec.width;
   require(width > 0, ErrorCode::invalid_argument, name, "width = " + std::to_string(width) + " must be positive");
   require(!spec.blocks.empty(), ErrorCode::invalid_argument, name, "blocks is empty (at least one block)");
@@ -242,13 +215,13 @@ Program encoder_program(const std::string& name, const EncoderStackSpec& spec, c
   return program;
 }
 
-const char* kind_name(Program::Kind kind) {
+const char* kind_name(DecoderProgram::Kind kind) {
   switch (kind) {
-    case Program::Kind::recurrent:
+    case DecoderProgram::Kind::recurrent:
       return "recurrent";
-    case Program::Kind::greedy:
+    case DecoderProgram::Kind::greedy:
       return "greedy";
-    case Program::Kind::encoder:
+    case DecoderProgram::Kind::encoder:
       return "encoder";
   }
   return "unknown";
@@ -269,11 +242,11 @@ struct DecodeEngine::Impl {
   // the dispatcher thread.
   struct Decoder {
     DecoderInfo info;
-    Program::Kind kind = Program::Kind::recurrent;
+    DecoderProgram::Kind kind = DecoderProgram::Kind::recurrent;
     CellType cell = CellType::lstm;
     int max_batch = 64;
     int blocks = 0;
-    std::unique_ptr<detail::DeviceDecoder> device;
+    std::unique_ptr<backend::DeviceDecoder> device;
     std::unique_ptr<backend::Stream> stream;
     // Reused run after run: work on one stream is ordered, so the next run cannot overtake it.
     void* scratch = nullptr;
@@ -282,8 +255,8 @@ struct DecodeEngine::Impl {
 
   // Where one run reports how it ended: written on the device, copied to pinned host memory.
   struct StatusSlot {
-    detail::RunStatus* device = nullptr;
-    detail::RunStatus* host = nullptr;
+    backend::DecoderRunStatus* device = nullptr;
+    backend::DecoderRunStatus* host = nullptr;
   };
 
   struct Job {
@@ -333,13 +306,13 @@ struct DecodeEngine::Impl {
     return *decoders[id];
   }
 
-  DecoderId add(Program program, const DecoderOptions& options) {
+  DecoderId add(DecoderProgram program, const DecoderOptions& options) {
     auto entry = std::make_unique<Decoder>();
     entry->kind = program.kind;
     entry->cell = program.cells.type;
     entry->max_batch = program.max_batch;
     entry->blocks = static_cast<int>(program.encoder.blocks.size());
-    entry->device = detail::make_device_decoder(program, *backend);
+    entry->device = backend::make_device_decoder(program, *backend);
     const std::vector<DecodeMethod> methods = entry->device->methods();
     DecodeMethod method = options.method == DecodeMethod::automatic ? entry->device->default_method() : options.method;
     if (std::ranges::find(methods, method) == methods.end())
@@ -404,9 +377,9 @@ struct DecodeEngine::Impl {
       }
     }
     StatusSlot slot;
-    slot.device = static_cast<detail::RunStatus*>(backend->allocate(sizeof(detail::RunStatus)));
+    slot.device = static_cast<backend::DecoderRunStatus*>(backend->allocate(sizeof(backend::DecoderRunStatus)));
     try {
-      slot.host = static_cast<detail::RunStatus*>(backend->allocate_host(sizeof(detail::RunStatus)));
+      slot.host = static_cast<backend::DecoderRunStatus*>(backend->allocate_host(sizeof(backend::DecoderRunStatus)));
     } catch (...) {
       backend->deallocate(slot.device);
       throw;
@@ -443,7 +416,7 @@ struct DecodeEngine::Impl {
       ensure_scratch(d, d.device->scratch_bytes(job.args.batch, job.args.steps));
       job.status = take_status_slot();
       d.device->launch(job.args, job.method, job.pause_flag, d.scratch, job.status.device, *d.stream);
-      d.stream->copy_to_host(job.status.host, job.status.device, sizeof(detail::RunStatus));
+      d.stream->copy_to_host(job.status.host, job.status.device, sizeof(backend::DecoderRunStatus));
       job.finished = d.stream->record();
     } catch (...) {
       job.error = std::current_exception();
@@ -542,9 +515,9 @@ struct DecodeEngine::Impl {
 
 void DecodeEngine::Impl::check_args(const Decoder& d, const DecodeArgs& args, DecodeMethod method) const {
   const std::string& name = d.info.name;
-  const bool recurrent = d.kind == Program::Kind::recurrent;
-  const bool greedy = d.kind == Program::Kind::greedy;
-  const bool encoder = d.kind == Program::Kind::encoder;
+  const bool recurrent = d.kind == DecoderProgram::Kind::recurrent;
+  const bool greedy = d.kind == DecoderProgram::Kind::greedy;
+  const bool encoder = d.kind == DecoderProgram::Kind::encoder;
   const bool lstm = !encoder && d.cell == CellType::lstm;
   const auto bad = [&](const std::string& what) { require(false, ErrorCode::invalid_argument, name, what); };
 
@@ -636,9 +609,8 @@ void DecodeEngine::download(void* dst, const DeviceBuffer& src, std::size_t byte
 
 PauseFlag DecodeEngine::make_pause_flag() {
   auto impl = std::make_unique<PauseFlag::Impl>();
-  impl->device = impl_->backend.get();
   impl->owner = impl_->backend;
-  impl->memory = detail::allocate_flag(*impl_->backend);
+  impl->flag = impl_->backend->create_pause_flag();
   return PauseFlag(std::move(impl));
 }
 
@@ -653,7 +625,7 @@ void DecodeEngine::run(DecoderId id, const DecodeArgs& args, DecodeCallback done
   job.decoder = &d;
   job.args = args;
   job.method = method;
-  job.pause_flag = args.pause ? args.pause->impl_->memory.device_view : nullptr;
+  job.pause_flag = args.pause ? args.pause->impl_->flag->device_address() : nullptr;
   job.done = std::move(done);
   impl_->submit(std::move(job));
 }

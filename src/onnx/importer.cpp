@@ -90,7 +90,7 @@ ValueInfo convert_input(const onnx::ValueInfoProto& proto) {
   const std::string label = "input '" + info.name + "'";
   if (!proto.type().has_tensor_type()) fail(ErrorCode::unsupported, label + " is not a tensor");
   const auto& type = proto.type().tensor_type();
-  const auto dtype = dtype_from_onnx(type.elem_type());
+  const auto dtype = dtype_from_onnx_code(type.elem_type());
   if (!dtype)
     fail(ErrorCode::unsupported, label + ": dtype " + onnx_type_name(type.elem_type()) +
                                      " is not supported (Loom has f32, f16, bf16, i64, i32, bool)");
@@ -209,7 +209,8 @@ Model convert_model(const onnx::ModelProto& proto, const std::string& name, cons
     for (const auto& output : node.output()) rewriter.reserve_name(output);
   for (const auto& info : graph.value_info())
     if (info.type().has_tensor_type())
-      if (auto dtype = dtype_from_onnx(info.type().tensor_type().elem_type())) rewriter.note_dtype(info.name(), *dtype);
+      if (auto dtype = dtype_from_onnx_code(info.type().tensor_type().elem_type()))
+        rewriter.note_dtype(info.name(), *dtype);
 
   for (int index = 0; index < graph.node_size(); ++index) {
     const auto& np = graph.node(index);

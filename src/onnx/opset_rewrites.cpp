@@ -241,7 +241,7 @@ void OpsetRewriter::append(Node node) {
     const std::string& op = node.op_type;
     std::optional<DType> dtype;
     if (op == "Cast") {
-      dtype = dtype_from_onnx(static_cast<std::int32_t>(node.attrs.get_int("to", 0)));
+      dtype = dtype_from_onnx_code(node.attrs.get_int("to", 0));
     } else if (op == "Shape" || op == "Size" || op == "ArgMax" || op == "ArgMin" || op == "NonZero") {
       dtype = DType::i64;
     } else if (is_bool_result(op)) {

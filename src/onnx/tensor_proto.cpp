@@ -149,24 +149,11 @@ void read_typed(const onnx::TensorProto& proto, Tensor& tensor) {
 
 }  // namespace
 
-std::optional<DType> dtype_from_onnx(std::int32_t data_type) noexcept {
-  switch (data_type) {
-    case onnx::TensorProto_DataType_FLOAT:
-      return DType::f32;
-    case onnx::TensorProto_DataType_FLOAT16:
-      return DType::f16;
-    case onnx::TensorProto_DataType_BFLOAT16:
-      return DType::bf16;
-    case onnx::TensorProto_DataType_INT64:
-      return DType::i64;
-    case onnx::TensorProto_DataType_INT32:
-      return DType::i32;
-    case onnx::TensorProto_DataType_BOOL:
-      return DType::boolean;
-    default:
-      return std::nullopt;
-  }
-}
+// dtype_from_onnx_code() (src/core) spells the codes as numbers; they are protobuf's.
+static_assert(onnx::TensorProto_DataType_FLOAT == 1 && onnx::TensorProto_DataType_INT32 == 6 &&
+                  onnx::TensorProto_DataType_INT64 == 7 && onnx::TensorProto_DataType_BOOL == 9 &&
+                  onnx::TensorProto_DataType_FLOAT16 == 10 && onnx::TensorProto_DataType_BFLOAT16 == 16,
+              "dtype_from_onnx_code() disagrees with onnx.proto");
 
 std::int32_t onnx_data_type(DType dtype) noexcept {
   switch (dtype) {
@@ -193,7 +180,7 @@ std::string onnx_type_name(std::int32_t data_type) {
 }
 
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
-  const auto dtype = dtype_from_onnx(proto.data_type());
+  const auto dtype = dtype_from_onnx_code(proto.data_type());
   if (!dtype)
     throw Error(ErrorCode::unsupported, "tensor '" + proto.name() + "': dtype " + onnx_type_name(proto.data_type()) +
                                             " is not supported (Loom has f32, f16, bf16, i64, i32, bool)");
@@ -268,12 +255,3 @@ std::string read_file(const std::string& path) {
 }
 
 }  // namespace loom::onnx_import
-
-namespace loom {
-
-std::optional<DType> dtype_from_onnx_code(std::int64_t code) noexcept {
-  if (code < 0 || code > 0x7fffffff) return std::nullopt;
-  return onnx_import::dtype_from_onnx(static_cast<std::int32_t>(code));
-}
-
-}  // namespace loom

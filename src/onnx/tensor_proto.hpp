@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -13,8 +12,7 @@
 
 namespace loom::onnx_import {
 
-// Loom's dtype for an ONNX TensorProto.DataType value; nullopt for types Loom does not have.
-std::optional<DType> dtype_from_onnx(std::int32_t data_type) noexcept;
+// The TensorProto.DataType value of `dtype` (the other way: dtype_from_onnx_code(), loom/tensor.hpp).
 std::int32_t onnx_data_type(DType dtype) noexcept;
 // "DOUBLE", "UINT8"... or "data type 42" for a value onnx.proto does not define.
 std::string onnx_type_name(std::int32_t data_type);

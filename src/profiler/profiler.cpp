@@ -184,7 +184,7 @@ double median(std::vector<double> samples) {
 PeakFigures measure_peaks(backend::Backend& device, const ProfilerOptions& options) {
   if (options.runs < 1 || options.warmup < 0)
     throw Error(ErrorCode::invalid_argument, "profiler: runs must be >= 1 and warmup >= 0");
-  const bool gpu = device.kind() == backend::Kind::cuda;
+  const bool gpu = device.capabilities().accelerator;
   const std::int64_t n = options.gemm_size > 0 ? options.gemm_size : (gpu ? 8192 : 512);
   const std::uint64_t copy_bytes = options.copy_bytes > 0 ? options.copy_bytes : (gpu ? kGiB : 64 * kMiB);
 
@@ -213,8 +213,9 @@ ModelMeasurement measure_model(backend::Backend& device, const Model& model, DTy
                                const PeakFigures& peaks, const ProfilerOptions& options) {
   if (options.runs < 1 || options.warmup < 0 || options.max_arenas < 1)
     throw Error(ErrorCode::invalid_argument, "profiler: runs and max_arenas must be >= 1 and warmup >= 0");
-  if (compute_dtype == DType::f16 && device.kind() != backend::Kind::cuda)
-    throw Error(ErrorCode::unsupported, "profiler: f16 compute needs the CUDA backend, not " + device.name());
+  if (compute_dtype == DType::f16 && !device.capabilities().f16_compute)
+    throw Error(ErrorCode::unsupported,
+                "profiler: f16 compute needs a backend that computes in f16 (CUDA), not " + device.name());
 
   runtime::MemoryPool pool(device);
   runtime::LoadedModel loaded(model, model.name, 0, compute_dtype, device, pool,

@@ -219,7 +219,7 @@ class Executor::Impl::Dispatcher {
         trace::ScopedRange range(model.step_label(request->next_step));
         completed = impl_.run_next_step(*request, static_cast<Priority>(admission_.running_class), seen_);
       }
-      const auto launch_end = impl_.device->kind() == backend::Kind::cpu ? launch_start : Clock::now();
+      const auto launch_end = impl_.device->capabilities().synchronous_launches ? launch_start : Clock::now();
       if (model.last_step_was_graph()) ++impl_.cuda_graph_steps;
       impl_.dispatch_host_ns += static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(launch_end - decision_start_).count());
@@ -243,9 +243,9 @@ class Executor::Impl::Dispatcher {
     }
     const std::size_t steps_launched = request->next_step;
     if (finished) retire(chosen);
-    if (impl_.options.after_step_hook && completed) {
+    if (impl_.hooks.after_step && completed) {
       try {
-        hold_until_ = impl_.options.after_step_hook(model.name(), steps_launched);
+        hold_until_ = impl_.hooks.after_step(model.name(), steps_launched);
       } catch (...) {
         hold_until_ = 0;
       }

@@ -45,12 +45,18 @@ int cuda_device_count() noexcept { return backend::cuda_device_count(); }
 
 const char* version() noexcept { return "0.1.0"; }
 
-Executor::Impl::Impl(ExecutorOptions opts)
+Executor::Impl::Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks)
     : options(std::move(opts)),
+      hooks(std::move(test_hooks)),
       to_pre(options.queue_capacity),
       to_exec(options.queue_capacity),
       to_post(options.queue_capacity) {
-  policy = make_policy(options.policy, options.policy_options);
+  if (options.custom_policy) {
+    policy = options.custom_policy;
+    policy->reset();  // an object used before starts afresh, as in the simulator
+  } else {
+    policy = make_policy(options.policy, options.policy_options);
+  }
   if (options.compute_dtype != DType::f32 && options.compute_dtype != DType::f16)
     throw Error(ErrorCode::invalid_argument, "compute_dtype must be f32 or f16");
   if (!(options.cancellation_interval_us >= 0) || !std::isfinite(options.cancellation_interval_us))
@@ -58,9 +64,9 @@ Executor::Impl::Impl(ExecutorOptions opts)
   device_holder = backend::open_backend(options.device);
   device = device_holder.get();
   profile = profile::resolve_profile(options.profile, device->device_name());
-  if (options.compute_dtype == DType::f16 && device->kind() != backend::Kind::cuda)
-    throw Error(ErrorCode::unsupported,
-                "f16 compute needs the CUDA backend; device '" + options.device + "' resolved to " + device->name());
+  if (options.compute_dtype == DType::f16 && !device->capabilities().f16_compute)
+    throw Error(ErrorCode::unsupported, "f16 compute needs a backend that computes in f16 (CUDA); device '" +
+                                            options.device + "' resolved to " + device->name());
   pool = std::make_unique<runtime::MemoryPool>(*device);
   budget = std::make_unique<runtime::ArenaBudget>(options.arena_memory_limit_bytes);
   upload_stream = device->create_stream(0);
@@ -138,6 +144,13 @@ void Executor::Impl::enqueue(const std::string& name, std::vector<Tensor> inputs
 }
 
 Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Executor::Executor(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+
+std::unique_ptr<Executor> runtime::ExecutorTestHooks::make_executor(ExecutorOptions options, ExecutorTestHooks hooks) {
+  return std::unique_ptr<Executor>(
+      new Executor(std::make_unique<Executor::Impl>(std::move(options), std::move(hooks))));
+}
 
 Executor::~Executor() = default;
 

@@ -25,6 +25,7 @@
 #include "loom/policy.hpp"
 #include "profile/active_profile.hpp"
 #include "runtime/bounded_queue.hpp"
+#include "runtime/executor_test_hooks.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
 #include "sched/admission.hpp"
@@ -85,9 +86,10 @@ struct Executor::Impl {
   using Clock = runtime::Clock;
 
   ExecutorOptions options;
+  runtime::ExecutorTestHooks hooks;  // empty outside Loom's own tests
   std::unique_ptr<backend::Backend> device_holder;
   backend::Backend* device = nullptr;
-  std::unique_ptr<SchedulingPolicy> policy;
+  std::shared_ptr<SchedulingPolicy> policy;  // the named one, or ExecutorOptions::custom_policy
   std::unique_ptr<runtime::MemoryPool> pool;
   std::unique_ptr<runtime::ArenaBudget> budget;
   std::unique_ptr<backend::Stream> upload_stream, download_stream;
@@ -118,7 +120,7 @@ struct Executor::Impl {
   static std::size_t class_index(Priority p) noexcept { return static_cast<std::size_t>(static_cast<int>(p) + 1); }
   using ClassCounts = std::array<std::uint64_t, kClasses>;
   std::mutex running_mutex;
-  std::condition_variable handed_over_changed;  // for pausable_step_hook's wait
+  std::condition_variable handed_over_changed;  // for hooks.pausable_step's wait
   RunningPausable running;                      // guarded by running_mutex
   ClassCounts handed_over{};                    // per class, guarded by running_mutex
   // The highest class ever submitted (class_index), -1 before the first request. A pausable Step
@@ -133,7 +135,7 @@ struct Executor::Impl {
   Clock::time_point epoch = Clock::now();
 
   // executor.cpp
-  explicit Impl(ExecutorOptions opts);
+  explicit Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks = {});
   ~Impl() { stop(); }
   void stop();
   double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - epoch).count(); }

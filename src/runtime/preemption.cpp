@@ -57,7 +57,7 @@ bool Executor::Impl::run_next_step(Request& request, Priority top, const ClassCo
   backend::PauseFlag* flag = request.pause_flag.get();
   const Priority priority = request.options.priority;
   const bool higher_class_seen =
-      top_class_submitted.load() > static_cast<int>(class_index(priority)) || options.pausable_step_hook;
+      top_class_submitted.load() > static_cast<int>(class_index(priority)) || hooks.pausable_step;
   if (!flag || request.needs_boundary || !model.pausable_inside(request.next_step) ||
       (!higher_class_seen && request.cursor.at_start()))
     return model.run_step(request.next_step, request.arena.get(), request.cursor, nullptr);
@@ -79,10 +79,10 @@ bool Executor::Impl::run_next_step(Request& request, Priority top, const ClassCo
       flag.clear();
     }
   } disarm{*this, *flag};
-  if (options.pausable_step_hook) {
+  if (hooks.pausable_step) {
     std::uint64_t wait_for = 0;
     try {
-      wait_for = options.pausable_step_hook(model.name(), request.next_step, request.cursor.iteration);
+      wait_for = hooks.pausable_step(model.name(), request.next_step, request.cursor.iteration);
     } catch (...) {
       wait_for = 0;
     }

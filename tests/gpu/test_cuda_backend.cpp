@@ -16,7 +16,9 @@ namespace {
 using CudaBackendTest = CudaOpTest;
 
 TEST_F(CudaBackendTest, ReportsDeviceFigures) {
-  EXPECT_EQ(cuda_->kind(), backend::Kind::cuda);
+  EXPECT_FALSE(cuda_->capabilities().synchronous_launches);
+  EXPECT_TRUE(cuda_->capabilities().graphs);
+  EXPECT_TRUE(cuda_->capabilities().f16_compute);
   EXPECT_EQ(cuda_->name(), "cuda");
   EXPECT_FALSE(cuda_->device_name().empty());
   EXPECT_GT(cuda_->peak_flops(DType::f32), 1e12);

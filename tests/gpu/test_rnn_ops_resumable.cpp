@@ -387,8 +387,10 @@ IntraStepRun run_with_urgent(const Model& long_model, const std::vector<Tensor>&
   const std::string urgent_name = urgent_model ? "urgent" : "long";
   test_support::UrgentInjector injector(urgent_name, urgent_in, urgent_count);
   ExecutorOptions options = cuda_options();
-  injector.install(options);
-  Executor ex(options);
+  runtime::ExecutorTestHooks hooks;
+  injector.install(hooks);
+  const auto holder = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
+  Executor& ex = *holder;
   injector.attach(ex);
   ex.load(long_model, "long");
   if (urgent_model) ex.load(*urgent_model, "urgent");

@@ -12,7 +12,9 @@ using namespace loom::testing;
 
 TEST(CpuBackend, Identity) {
   auto backend = backend::make_cpu_backend();
-  EXPECT_EQ(backend->kind(), backend::Kind::cpu);
+  EXPECT_EQ(backend->name(), "cpu");
+  EXPECT_TRUE(backend->capabilities().synchronous_launches);
+  EXPECT_FALSE(backend->capabilities().graphs);
   EXPECT_EQ(backend->name(), "cpu");
   EXPECT_FALSE(backend->device_name().empty());
   EXPECT_GT(backend->peak_flops(DType::f32), 0.0);

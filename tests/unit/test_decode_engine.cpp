@@ -17,21 +17,10 @@ using decode::DecodeArgs;
 using decode::DecodeMethod;
 using decode::DecodeResult;
 using decode::DecoderOptions;
+using loom::test_support::expect_error;
 using loom::testing::random_tensor;
 
 namespace {
-
-// Expects `f` to throw loom::Error with `code` and a message containing every one of `parts`.
-template <class F>
-void expect_error(F&& f, ErrorCode code, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no loom::Error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    for (const std::string& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
 
 decode::RecurrentSpec lstm_spec(int layers = 2, std::uint32_t seed = 1) {
   return {random_cells(CellType::lstm, 4, 6, layers, seed)};

@@ -338,8 +338,10 @@ IntraStepRun run_with_urgent(ExecutorOptions options, const Model& long_model, c
                              const std::vector<Tensor>& urgent_in, int urgent_count) {
   IntraStepRun result;
   test_support::UrgentInjector injector(urgent_name, urgent_in, urgent_count);
-  injector.install(options);
-  Executor ex(options);
+  runtime::ExecutorTestHooks hooks;
+  injector.install(hooks);
+  const auto holder = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
+  Executor& ex = *holder;
   injector.attach(ex);
   ex.load(long_model, "long");
   if (urgent_name != "long") ex.load(urgent_model, urgent_name);
@@ -431,11 +433,13 @@ TEST(ExecutorIntraStep, UrgentArrivingMidStepPausesItAndResultsStayBitIdentical)
   ExecutorOptions options = cpu_options();
   std::promise<void> launching;
   std::atomic<bool> told{false};
-  options.pausable_step_hook = [&](const std::string&, std::size_t, std::int32_t iteration) -> std::uint64_t {
+  runtime::ExecutorTestHooks hooks;
+  hooks.pausable_step = [&](const std::string&, std::size_t, std::int32_t iteration) -> std::uint64_t {
     if (iteration == 0 && !told.exchange(true)) launching.set_value();
     return 0;
   };
-  Executor ex(options);
+  const auto holder = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
+  Executor& ex = *holder;
   ex.load(lm, "long");
   ex.load(um, "urgent");
   auto long_future = ex.submit("long", long_in);
@@ -465,11 +469,12 @@ TEST(ExecutorIntraStep, WithoutPreemptionNothingPausesInside) {
   ExecutorOptions options = cpu_options();
   options.preemption = false;
   std::atomic<int> pausable_calls{0};
-  options.pausable_step_hook = [&](const std::string&, std::size_t, std::int32_t) -> std::uint64_t {
+  runtime::ExecutorTestHooks hooks;
+  hooks.pausable_step = [&](const std::string&, std::size_t, std::int32_t) -> std::uint64_t {
     ++pausable_calls;
     return 0;
   };
-  auto ex = std::make_unique<Executor>(options);
+  auto ex = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
   ex->load(lm, "long");
   ex->load(um, "urgent");
   auto long_future = ex->submit("long", long_in);

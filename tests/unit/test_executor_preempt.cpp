@@ -219,11 +219,13 @@ TEST(ExecutorPreempt, AStartedRequestRunsPastItsDeadline) {
   const Outputs alone = run_alone(options, lm, "cnn", inputs);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   // After its first Step, hold the dispatcher until the deadline has passed.
-  options.after_step_hook = [deadline](const std::string&, std::size_t launched) -> std::uint64_t {
+  runtime::ExecutorTestHooks hooks;
+  hooks.after_step = [deadline](const std::string&, std::size_t launched) -> std::uint64_t {
     if (launched == 1) std::this_thread::sleep_until(deadline + std::chrono::milliseconds(20));
     return 0;
   };
-  Executor ex(options);
+  const auto holder = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
+  Executor& ex = *holder;
   ex.load(lm, "cnn");
   RequestOptions ro;
   ro.deadline = deadline;
@@ -239,7 +241,8 @@ TEST(ExecutorPreempt, AWaitingRequestExpires) {
   Executor* ex = nullptr;
   std::future<Outputs> background;
   std::mutex mutex;
-  options.after_step_hook = [&](const std::string& model, std::size_t launched) -> std::uint64_t {
+  runtime::ExecutorTestHooks hooks;
+  hooks.after_step = [&](const std::string& model, std::size_t launched) -> std::uint64_t {
     std::lock_guard lock(mutex);
     if (model != "cnn") return 0;
     if (launched == 1) {
@@ -253,7 +256,8 @@ TEST(ExecutorPreempt, AWaitingRequestExpires) {
     if (launched == 2) std::this_thread::sleep_for(std::chrono::milliseconds(60));
     return 0;
   };
-  Executor executor(options);
+  const auto holder = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
+  Executor& executor = *holder;
   ex = &executor;
   executor.load(lm, "cnn");
   EXPECT_EQ(executor.submit("cnn", random_inputs(lm, 4)).get().size(), 1u);
@@ -298,7 +302,8 @@ std::vector<std::string> completion_order_by_priority(bool preemption) {
         ro);
   };
   bool fired = false;
-  options.after_step_hook = [&](const std::string&, std::size_t launched) -> std::uint64_t {
+  runtime::ExecutorTestHooks hooks;
+  hooks.after_step = [&](const std::string&, std::size_t launched) -> std::uint64_t {
     std::lock_guard lock(mutex);
     if (fired || launched != 1) return 0;
     fired = true;
@@ -308,7 +313,8 @@ std::vector<std::string> completion_order_by_priority(bool preemption) {
     submit("urgent", Priority::urgent);
     return 5;  // hold until all four reached the dispatcher
   };
-  Executor executor(options);
+  const auto holder = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
+  Executor& executor = *holder;
   ex = &executor;
   executor.load(m, "cnn");
   std::future<void>* first = nullptr;

@@ -1,6 +1,6 @@
 // Shared by the CPU and CUDA preemption tests: a long request and an urgent one, the urgent one
 // submitted exactly when the long one has launched a chosen number of Steps (through
-// ExecutorOptions::after_step_hook), so a preemption can be forced at every cancellation point.
+// runtime::ExecutorTestHooks::after_step), so a preemption can be forced at every cancellation point.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 
 #include "loom/executor.hpp"
 #include "loom/workloads.hpp"
+#include "runtime/executor_test_hooks.hpp"
 
 namespace loom::test_support {
 
@@ -30,7 +31,6 @@ inline bool same_bits(const Outputs& a, const Outputs& b) {
 // Runs each request alone on a fresh executor with `options` (no hook, no limits).
 inline Outputs run_alone(ExecutorOptions options, const Model& model, const std::string& name,
                          const std::vector<Tensor>& inputs) {
-  options.after_step_hook = nullptr;
   options.arena_memory_limit_bytes = 0;
   Executor ex(options);
   ex.load(model, name);
@@ -54,14 +54,15 @@ class PreemptionHarness {
                     bool urgent_on_long_model = false)
       : urgent_name_(urgent_on_long_model ? "long" : "urgent") {
     options.record_timeline = true;
-    options.after_step_hook = [this](const std::string& model, std::size_t launched) -> std::uint64_t {
+    runtime::ExecutorTestHooks hooks;
+    hooks.after_step = [this](const std::string& model, std::size_t launched) -> std::uint64_t {
       std::lock_guard lock(mutex_);
       if (model != "long" || launched != trigger_ || fired_) return 0;
       fired_ = true;
       submit_urgent_locked();
       return arrivals_;  // hold the dispatcher until the urgent request reached it
     };
-    executor_ = std::make_unique<Executor>(options);
+    executor_ = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
     executor_->load(long_model, "long");
     executor_->load(urgent_model, "urgent");
   }
@@ -162,8 +163,8 @@ inline void expect_preempted_once(const PairRun& run, const Outputs& long_alone,
   for (const auto& e : run.long_preemptions) EXPECT_EQ(e.args.at("step"), std::to_string(step));
 }
 
-// Urgent requests injected into a long request's pausable Step (ExecutorOptions::
-// pausable_step_hook), for the CPU and CUDA tests of pausing inside a Step. Once start() has
+// Urgent requests injected into a long request's pausable Step (runtime::ExecutorTestHooks::
+// pausable_step), for the CPU and CUDA tests of pausing inside a Step. Once start() has
 // submitted the long request, the first `urgent_count` times model "long"'s pausable Step is about
 // to run or resume at iteration k == the urgent requests so far, one urgent request (to
 // `urgent_name`) goes in and the launch waits until it reached the dispatcher; each pause then
@@ -175,10 +176,9 @@ class UrgentInjector {
     futures_.reserve(static_cast<std::size_t>(urgent_count) + 1);  // never reallocates: see start()
   }
 
-  // Sets the hook in `options`; the executor made from them must then be given to attach().
-  void install(ExecutorOptions& options) {
-    options.pausable_step_hook = [this](const std::string& model, std::size_t,
-                                        std::int32_t iteration) -> std::uint64_t {
+  // Sets the hook in `hooks`; the executor made with them must then be given to attach().
+  void install(runtime::ExecutorTestHooks& hooks) {
+    hooks.pausable_step = [this](const std::string& model, std::size_t, std::int32_t iteration) -> std::uint64_t {
       std::lock_guard lock(mutex_);
       ++hook_calls_;
       const auto submitted = static_cast<int>(futures_.size()) - 1;

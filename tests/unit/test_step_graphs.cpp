@@ -149,7 +149,12 @@ class GraphBackend final : public be::Backend {
       : inner_(be::make_cpu_backend()), faulty_op_(std::move(faulty_op)), fault_(fault) {}
   Counters counters;
 
-  be::Kind kind() const noexcept override { return inner_->kind(); }
+  // The CPU's, plus graphs (recorded here).
+  be::Capabilities capabilities() const noexcept override {
+    be::Capabilities c = inner_->capabilities();
+    c.graphs = true;
+    return c;
+  }
   std::string name() const override { return "recording-cpu"; }
   std::string device_name() const override { return inner_->device_name(); }
   double peak_flops(DType dtype) const override { return inner_->peak_flops(dtype); }
@@ -170,7 +175,6 @@ class GraphBackend final : public be::Backend {
                be::Stream& stream) override {
     inner_->convert(src, src_dtype, dst, dst_dtype, count, dynamic_cast<RecordingStream&>(stream).inner());
   }
-  bool supports_graphs() const noexcept override { return true; }
 
  private:
   std::unique_ptr<be::Backend> inner_;

@@ -80,3 +80,15 @@ TEST(DType, Names) {
   EXPECT_EQ(dtype_size(DType::i64), 8u);
   EXPECT_THROW(dtype_from_name("f8"), Error);
 }
+
+TEST(DType, FromOnnxCodes) {
+  EXPECT_EQ(dtype_from_onnx_code(1), DType::f32);
+  EXPECT_EQ(dtype_from_onnx_code(6), DType::i32);
+  EXPECT_EQ(dtype_from_onnx_code(7), DType::i64);
+  EXPECT_EQ(dtype_from_onnx_code(9), DType::boolean);
+  EXPECT_EQ(dtype_from_onnx_code(10), DType::f16);
+  EXPECT_EQ(dtype_from_onnx_code(16), DType::bf16);
+  // UNDEFINED, UINT8, DOUBLE, UINT64, and codes outside the enum.
+  for (const std::int64_t code : std::vector<std::int64_t>{0, 2, 11, 13, -1, (std::int64_t{1} << 32) + 1})
+    EXPECT_FALSE(dtype_from_onnx_code(code).has_value()) << code;
+}

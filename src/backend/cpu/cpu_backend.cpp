@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "backend/cpu/kernel_registry.hpp"
+#include "backend/open_backend.hpp"
 
 namespace loom::backend {
 namespace cpu {
@@ -154,5 +155,14 @@ void CpuBackend::convert(const void* src, DType src_dtype, void* dst, DType dst_
 }  // namespace cpu
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBackend>(); }
+
+namespace {
+
+int cpu_device_count() noexcept { return 1; }
+std::unique_ptr<Backend> open_cpu(int) { return make_cpu_backend(); }
+// Always there, and the last choice of "auto".
+[[maybe_unused]] const bool cpu_registered = register_backend({"cpu", 0, cpu_device_count, open_cpu});
+
+}  // namespace
 
 }  // namespace loom::backend

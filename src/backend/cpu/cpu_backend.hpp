@@ -13,7 +13,8 @@ class CpuBackend final : public Backend {
  public:
   CpuBackend();
 
-  Kind kind() const noexcept override { return Kind::cpu; }
+  // Each call runs to completion on the calling thread; f32 only; no graphs.
+  Capabilities capabilities() const noexcept override { return {}; }
   std::string name() const override { return "cpu"; }
   std::string device_name() const override { return device_name_; }
   double peak_flops(DType dtype) const override;
@@ -29,7 +30,6 @@ class CpuBackend final : public Backend {
   void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
                Stream& stream) override;
   // CPU streams run each call as it is made: there is no launch cost for a graph to save.
-  bool supports_graphs() const noexcept override { return false; }
 
  private:
   std::string device_name_;

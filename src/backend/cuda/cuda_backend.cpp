@@ -15,6 +15,7 @@
 #include "backend/cuda/cuda_op_kernel.hpp"
 #include "backend/cuda/kernel_registry.hpp"
 #include "backend/cuda/probe.hpp"
+#include "backend/open_backend.hpp"
 #include "backend/release_gate.hpp"
 #include "convert.cuh"
 #include "loom/error.hpp"
@@ -32,6 +33,11 @@ int cuda_device_count() noexcept {
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) { return std::make_unique<cuda::CudaBackend>(device); }
+
+namespace {
+// Preferred by "auto" whenever a device is present.
+[[maybe_unused]] const bool cuda_registered = register_backend({"cuda", 1, cuda_device_count, make_cuda_backend});
+}  // namespace
 
 namespace cuda {
 

@@ -108,7 +108,14 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(int device);
   ~CudaBackend() override;
 
-  Kind kind() const noexcept override { return Kind::cuda; }
+  Capabilities capabilities() const noexcept override {
+    Capabilities c;
+    c.synchronous_launches = false;
+    c.accelerator = true;
+    c.f16_compute = true;
+    c.graphs = true;
+    return c;
+  }
   std::string name() const override { return "cuda"; }
   std::string device_name() const override { return device_name_; }
   double peak_flops(DType dtype) const override;
@@ -128,7 +135,6 @@ class CudaBackend final : public Backend {
   // costs no pinned allocation (cudaHostAlloc and cudaFreeHost can stall the device's streams).
   // Throws Error(out_of_memory) when no pinned page can be had. A flag may outlive the backend.
   std::unique_ptr<PauseFlag> create_pause_flag() override;
-  bool supports_graphs() const noexcept override { return true; }
   // Probe kernels relaunched on their own least-urgent stream (backend/cuda/probe.hpp).
   std::unique_ptr<Probe> start_probe(ProbeKind kind) override;
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "graph/op_support.hpp"
-#include "loom/onnx.hpp"
+#include "loom/tensor.hpp"
 
 namespace loom::graph {
 

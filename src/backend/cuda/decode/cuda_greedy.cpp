@@ -9,38 +9,38 @@
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/smem_limit.hpp"
 #include "backend/recurrent_loop_plan.hpp"
-#include "decode/cuda/cuda_decoders.hpp"
-#include "decode/cuda/loop_support.hpp"
+#include "backend/cuda/decode/cuda_decoders.hpp"
+#include "backend/cuda/decode/loop_support.hpp"
 #include "decode_greedy.cuh"
 
-namespace loom::decode::detail {
+namespace loom::backend::cuda::decoders {
 namespace {
 
 namespace kd = loom::kernels::decode;
-using cuda_loop::ceil_div;
-using cuda_loop::DeviceMemory;
-using cuda_loop::HostImage;
-using cuda_loop::kWarps;
-using cuda_loop::ScratchCarver;
-using cuda_loop::StepLaunch;
-using cuda_loop::StepPlan;
+using loop_support::ceil_div;
+using loop_support::DeviceMemory;
+using loop_support::HostImage;
+using loop_support::kWarps;
+using loop_support::ScratchCarver;
+using loop_support::StepLaunch;
+using loop_support::StepPlan;
 
 constexpr int kMaxRows = 64;  // the kernels' per-block row tables (kernels/decode_rows.cuh)
 
-class CudaGreedyDecoder final : public cuda_loop::LoopDecoder<kd::GreedyRun, kd::GreedyKernelArgs> {
+class CudaGreedyDecoder final : public loop_support::LoopDecoder<kd::GreedyRun, kd::GreedyKernelArgs> {
  public:
-  CudaGreedyDecoder(const Program& program, backend::Backend& backend);
+  CudaGreedyDecoder(const DecoderProgram& program, Backend& backend);
 
   std::uint64_t weight_bytes() const override { return weight_bytes_; }
   std::uint64_t recurrent_weight_bytes() const override { return recurrent_weight_bytes_; }
   bool weights_on_chip() const override { return weights_on_chip_; }
 
  private:
-  void upload(const Program& program);
-  void plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts, int max_sms);
+  void upload(const DecoderProgram& program);
+  void plan_persistent(std::vector<kd::GreedyLayer>& layers, const loop_support::DeviceFacts& facts, int max_sms);
   kd::GreedyRun carve(ScratchCarver& carver, int batch) const override;
   void describe_run(kd::GreedyRun& run, const DecodeArgs& args, const volatile std::int32_t* pause_flag,
-                    RunStatus* status) const override;
+                    DecoderRunStatus* status) const override;
   const void* persistent_kernel() const override { return kernel(kd::GreedyKernel::persistent); }
   StepPlan<kd::GreedyKernelArgs> step_plan(const kd::GreedyKernelArgs& args) const override;
   const void* kernel(kd::GreedyKernel which) const { return kd::greedy_kernel(which, dtype_); }
@@ -57,7 +57,7 @@ class CudaGreedyDecoder final : public cuda_loop::LoopDecoder<kd::GreedyRun, kd:
   int max_partials_ = 1;
 };
 
-CudaGreedyDecoder::CudaGreedyDecoder(const Program& program, backend::Backend& backend)
+CudaGreedyDecoder::CudaGreedyDecoder(const DecoderProgram& program, Backend& backend)
     : LoopDecoder(program, backend, "greedy"),
       layers_(static_cast<int>(program.cells.layers.size())),
       hidden_(static_cast<int>(program.cells.hidden_size)),
@@ -70,11 +70,11 @@ CudaGreedyDecoder::CudaGreedyDecoder(const Program& program, backend::Backend& b
                 "decoder '" + name_ + "': max_batch " + std::to_string(program.max_batch) + " outside [1, 64]");
   if (layers_ < 1 || hidden_ < 1 || vocab_ < 1 || program.cells.input_size < 1)
     throw Error(ErrorCode::invalid_argument, "decoder '" + name_ + "': empty cells, hidden size or vocabulary");
-  backend::cuda::DeviceGuard guard(device_);
+  DeviceGuard guard(device_);
   upload(program);
 }
 
-void CudaGreedyDecoder::upload(const Program& program) {
+void CudaGreedyDecoder::upload(const DecoderProgram& program) {
   const CellStack& cells = program.cells;
   const std::int64_t H = hidden_, G = gates_, E = cells.input_size, V = vocab_;
   HostImage image(dtype_);
@@ -122,7 +122,7 @@ void CudaGreedyDecoder::upload(const Program& program) {
   model.projection = base + projection;
   model.projection_bias = base + bias;
 
-  const cuda_loop::DeviceFacts facts = cuda_loop::device_facts(device_);
+  const loop_support::DeviceFacts facts = loop_support::device_facts(device_);
   persistent_model_ = model;
   plan_persistent(layers, facts, program.persistent_grid_max_sms);  // fills the cache fields of `layers`
 
@@ -148,12 +148,12 @@ void CudaGreedyDecoder::upload(const Program& program) {
 // One block per SM (at most max_sms of them), each owning ceil(hidden / blocks) hidden units of
 // every layer and an equal slice of the vocabulary. Shared memory holds, in order of preference,
 // the recurrent rows (R) of each layer and then the input rows (W), as many units of each as fit.
-void CudaGreedyDecoder::plan_persistent(std::vector<kd::GreedyLayer>& layers, const cuda_loop::DeviceFacts& facts,
+void CudaGreedyDecoder::plan_persistent(std::vector<kd::GreedyLayer>& layers, const loop_support::DeviceFacts& facts,
                                         int max_sms) {
   const void* persistent = kernel(kd::GreedyKernel::persistent);
-  const std::size_t budget = backend::cuda::raise_smem_limit(persistent, device_);
+  const std::size_t budget = raise_smem_limit(persistent, device_);
 
-  const int grid = std::max(backend::recurrent_loop::persistent_grid_limit(facts.sm_count, 1, max_sms), 1);
+  const int grid = std::max(recurrent_loop::persistent_grid_limit(facts.sm_count, 1, max_sms), 1);
   const int units = static_cast<int>(ceil_div(hidden_, grid));
   const std::size_t element = dtype_size(dtype_);
   std::size_t used = 0;
@@ -171,7 +171,7 @@ void CudaGreedyDecoder::plan_persistent(std::vector<kd::GreedyLayer>& layers, co
   for (kd::GreedyLayer& layer : layers) place(layer.input, layer.w_units_cached, layer.w_offset);
 
   int per_sm = 0;
-  LOOM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent, cuda_loop::kThreads, used));
+  LOOM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent, loop_support::kThreads, used));
   if (per_sm < 1)
     throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': the persistent kernel cannot be resident with " +
                                             std::to_string(used) + " bytes of shared memory");
@@ -202,7 +202,7 @@ kd::GreedyRun CudaGreedyDecoder::carve(ScratchCarver& carver, int batch) const {
 }
 
 void CudaGreedyDecoder::describe_run(kd::GreedyRun& run, const DecodeArgs& args, const volatile std::int32_t*,
-                                     RunStatus* status) const {
+                                     DecoderRunStatus* status) const {
   run.batch = args.batch;
   run.steps = args.steps;
   run.first_tokens = static_cast<const std::int32_t*>(args.input);
@@ -237,8 +237,8 @@ StepPlan<kd::GreedyKernelArgs> CudaGreedyDecoder::step_plan(const kd::GreedyKern
 
 }  // namespace
 
-std::unique_ptr<DeviceDecoder> make_cuda_greedy_decoder(const Program& program, backend::Backend& device) {
+std::unique_ptr<DeviceDecoder> make_cuda_greedy_decoder(const DecoderProgram& program, Backend& device) {
   return std::make_unique<CudaGreedyDecoder>(program, device);
 }
 
-}  // namespace loom::decode::detail
+}  // namespace loom::backend::cuda::decoders

@@ -15,14 +15,14 @@
 
 #include "backend/backend.hpp"
 #include "backend/cuda/cuda_handles.hpp"
-#include "decode/device_decoder.hpp"
+#include "backend/cuda/decode/cuda_decoders.hpp"
 #include "loom/error.hpp"
 #include "loom/tensor.hpp"
 
-namespace loom::decode::detail::cuda_loop {
+namespace loom::backend::cuda::decoders::loop_support {
 
 // The CUDA device behind `device`; throws Error(internal) for another backend.
-int cuda_device_of(backend::Backend& device);
+int cuda_device_of(Backend& device);
 
 struct DeviceFacts {
   int sm_count = 0;
@@ -33,7 +33,7 @@ DeviceFacts device_facts(int device);
 class DeviceMemory {
  public:
   DeviceMemory() = default;
-  DeviceMemory(backend::Backend& backend, std::size_t bytes);
+  DeviceMemory(Backend& backend, std::size_t bytes);
   ~DeviceMemory();
   DeviceMemory(DeviceMemory&& other) noexcept;
   DeviceMemory& operator=(DeviceMemory&& other) noexcept;
@@ -44,7 +44,7 @@ class DeviceMemory {
 
  private:
   void release() noexcept;
-  backend::Backend* backend_ = nullptr;
+  Backend* backend_ = nullptr;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
 };
@@ -60,7 +60,7 @@ class HostImage {
   std::size_t add_bytes(const void* data, std::size_t bytes);
   std::size_t bytes() const noexcept { return image_.size(); }
   // Blocking upload; the host image may be dropped afterwards.
-  DeviceMemory upload(backend::Backend& backend, int device) const;
+  DeviceMemory upload(Backend& backend, int device) const;
 
  private:
   std::size_t reserve(std::size_t bytes);
@@ -98,7 +98,7 @@ class StagedCopy {
  private:
   std::size_t bytes_;
   std::vector<void*> slots_;
-  std::vector<backend::cuda::EventHandle> copied_;
+  std::vector<EventHandle> copied_;
   std::vector<bool> in_use_;
   std::size_t next_ = 0;
 };
@@ -187,13 +187,13 @@ class LoopDecoderBase : public DeviceDecoder {
  protected:
   // Throws Error(unsupported) naming `kind` ("greedy", "encoder") for a dtype other than f32/f16,
   // and Error(internal) for a backend that is not CUDA.
-  LoopDecoderBase(const Program& program, backend::Backend& backend, const char* kind);
+  LoopDecoderBase(const DecoderProgram& program, Backend& backend, const char* kind);
   // Host loop: waits for the run's keep-going word (`device_word`) to reach the host.
   bool keep_going(const std::int32_t* device_word, cudaStream_t stream);
   [[noreturn]] void throw_unresolved_method() const;
 
   std::string name_;
-  backend::Backend& backend_;
+  Backend& backend_;
   int device_;
   DType dtype_;
   unsigned persistent_grid_ = 1;
@@ -220,8 +220,8 @@ class LoopDecoder : public LoopDecoderBase {
   }
 
   void launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t* pause_flag, void* scratch,
-              RunStatus* status, backend::Stream& stream) final {
-    backend::cuda::DeviceGuard guard(device_);
+              DecoderRunStatus* status, Stream& stream) final {
+    DeviceGuard guard(device_);
     auto cuda_stream = static_cast<cudaStream_t>(stream.native_handle());
     ScratchCarver carver(scratch);
     Run run = carve_run(carver, args.batch);
@@ -255,7 +255,7 @@ class LoopDecoder : public LoopDecoderBase {
   virtual Run carve(ScratchCarver& carver, int batch) const = 0;
   // The rest of the run from the engine's arguments.
   virtual void describe_run(Run& run, const DecodeArgs& args, const volatile std::int32_t* pause_flag,
-                            RunStatus* status) const = 0;
+                            DecoderRunStatus* status) const = 0;
   virtual const void* persistent_kernel() const = 0;
   // The graph's and host loop's launches, each starting from `args` (model and run already set).
   virtual StepPlan<Args> step_plan(const Args& args) const = 0;
@@ -300,16 +300,16 @@ class LoopDecoder : public LoopDecoderBase {
     args.model = step_model_;
     args.run = run;
     StepPlan<Args> plan = step_plan(args);
-    cuda_loop::launch(plan.init.kernel, plan.init.grid, 0, &plan.init.args, stream);
+    loop_support::launch(plan.init.kernel, plan.init.grid, 0, &plan.init.args, stream);
     for (int iterations = 0; keep_going(run.loop + 1, stream); ++iterations) {
       if (iterations == plan.max_iterations)
         throw Error(ErrorCode::internal, "decoder '" + name_ + "': the host loop was asked for iteration " +
                                              std::to_string(iterations + 1) + " of at most " +
                                              std::to_string(plan.max_iterations));
-      for (StepLaunch<Args>& step : plan.body) cuda_loop::launch(step.kernel, step.grid, 0, &step.args, stream);
+      for (StepLaunch<Args>& step : plan.body) loop_support::launch(step.kernel, step.grid, 0, &step.args, stream);
     }
-    if (plan.tail) cuda_loop::launch(plan.tail->kernel, plan.tail->grid, 0, &plan.tail->args, stream);
+    if (plan.tail) loop_support::launch(plan.tail->kernel, plan.tail->grid, 0, &plan.tail->args, stream);
   }
 };
 
-}  // namespace loom::decode::detail::cuda_loop
+}  // namespace loom::backend::cuda::decoders::loop_support

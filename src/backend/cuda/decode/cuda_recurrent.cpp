@@ -22,23 +22,19 @@
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/cuda_handles.hpp"
-#include "decode/cuda/cuda_decoders.hpp"
+#include "backend/cuda/decode/cuda_decoders.hpp"
 #include "loom/error.hpp"
 #include "decode_recurrent.cuh"
 
-namespace loom::decode::detail {
+namespace loom::backend::cuda::decoders {
 namespace {
 
 namespace kd = loom::kernels::decode;
-using backend::cuda::DeviceGuard;
-using backend::cuda::EventHandle;
-using backend::cuda::GraphExecHandle;
-using backend::cuda::GraphHandle;
 
-static_assert(sizeof(RunStatus) == sizeof(kd::RecurrentStatus) &&
-                  offsetof(RunStatus, steps_run) == offsetof(kd::RecurrentStatus, steps_run) &&
-                  offsetof(RunStatus, paused) == offsetof(kd::RecurrentStatus, paused),
-              "the kernels write RunStatus through RecurrentStatus");
+static_assert(sizeof(DecoderRunStatus) == sizeof(kd::RecurrentStatus) &&
+                  offsetof(DecoderRunStatus, steps_run) == offsetof(kd::RecurrentStatus, steps_run) &&
+                  offsetof(DecoderRunStatus, paused) == offsetof(kd::RecurrentStatus, paused),
+              "the kernels write DecoderRunStatus through RecurrentStatus");
 
 constexpr std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 
@@ -46,7 +42,7 @@ constexpr std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 class BackendMemory {
  public:
   BackendMemory() = default;
-  BackendMemory(backend::Backend& device, std::size_t bytes, bool host)
+  BackendMemory(Backend& device, std::size_t bytes, bool host)
       : device_(&device), host_(host), data_(host ? device.allocate_host(bytes) : device.allocate(bytes)) {}
   ~BackendMemory() { reset(); }
   BackendMemory(BackendMemory&& other) noexcept
@@ -71,15 +67,15 @@ class BackendMemory {
   }
 
  private:
-  backend::Backend* device_ = nullptr;
+  Backend* device_ = nullptr;
   bool host_ = false;
   void* data_ = nullptr;
 };
 
 class CudaRecurrentDecoder final : public DeviceDecoder {
  public:
-  CudaRecurrentDecoder(const Program& program, backend::Backend& device)
-      : program_(program), backend_(dynamic_cast<backend::cuda::CudaBackend&>(device)) {
+  CudaRecurrentDecoder(const DecoderProgram& program, Backend& device)
+      : program_(program), backend_(dynamic_cast<CudaBackend&>(device)) {
     const CellStack& cells = program.cells;
     const std::string where = "decoder '" + program.name + "'";
     if (program.dtype != DType::f32 && program.dtype != DType::f16)
@@ -98,7 +94,7 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
     device_run_ = BackendMemory(backend_, sizeof(kd::RecurrentRun), false);
     staging_ = BackendMemory(backend_, kStagingSlots * sizeof(kd::RecurrentRun), true);
     keep_going_host_ = BackendMemory(backend_, sizeof(int), true);
-    for (auto& event : staging_events_) event = backend::cuda::create_event_handle(cudaEventDisableTiming);
+    for (auto& event : staging_events_) event = create_event_handle(cudaEventDisableTiming);
   }
 
   ~CudaRecurrentDecoder() override {
@@ -128,9 +124,9 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
   }
 
   void launch(const DecodeArgs& args, DecodeMethod method, const volatile std::int32_t* pause_flag, void* scratch,
-              RunStatus* status, backend::Stream& stream) override {
+              DecoderRunStatus* status, Stream& stream) override {
     DeviceGuard guard(backend_.device());
-    auto& cuda_stream = backend::cuda::as_cuda_stream(stream);
+    auto& cuda_stream = as_cuda_stream(stream);
     const cudaStream_t s = cuda_stream.get();
 
     kd::RecurrentRun run;
@@ -238,13 +234,13 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
   // the GEMM then has the same shape and operand addresses on every call of a sample, so it runs
   // the same pinned algorithm and the rows the loop still reads are bit-identical to those of an
   // uninterrupted run (cublas_gemm.hpp). Its cost is one GEMM of the sample, not a step's worth.
-  void project_inputs(const DecodeArgs& args, float* x_proj, backend::cuda::CudaStream& stream) {
+  void project_inputs(const DecodeArgs& args, float* x_proj, CudaStream& stream) {
     const std::int64_t rows = static_cast<std::int64_t>(args.steps) * args.batch;
     if (rows <= 0 || args.start_step >= args.steps) return;
     const std::int64_t input_size = program_.cells.input_size;
-    backend::cuda::gemm_row_major(stream, rows, gates() * hidden(), input_size, 1.0f,
-                                  {args.input, false, input_size, 0}, {model_.layer[0].w, true, input_size, 0}, 0.0f,
-                                  {x_proj, gates() * hidden(), 0}, 1, program_.dtype, DType::f32);
+    gemm_row_major(stream, rows, gates() * hidden(), input_size, 1.0f, {args.input, false, input_size, 0},
+                   {model_.layer[0].w, true, input_size, 0}, 0.0f, {x_proj, gates() * hidden(), 0}, 1, program_.dtype,
+                   DType::f32);
   }
 
   // Copies `run` into the device copy the graph and the step kernels read. The pinned slot must
@@ -298,8 +294,8 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
     kd::launch_recurrent_finish(model_, step_plan_, device_run(), s);
   }
 
-  Program program_;
-  backend::cuda::CudaBackend& backend_;
+  DecoderProgram program_;
+  CudaBackend& backend_;
   kd::RecurrentModel model_;
   kd::PersistentPlan plan_;
   kd::StepPlan step_plan_;
@@ -315,8 +311,8 @@ class CudaRecurrentDecoder final : public DeviceDecoder {
 
 }  // namespace
 
-std::unique_ptr<DeviceDecoder> make_cuda_recurrent_decoder(const Program& program, backend::Backend& device) {
+std::unique_ptr<DeviceDecoder> make_cuda_recurrent_decoder(const DecoderProgram& program, Backend& device) {
   return std::make_unique<CudaRecurrentDecoder>(program, device);
 }
 
-}  // namespace loom::decode::detail
+}  // namespace loom::backend::cuda::decoders

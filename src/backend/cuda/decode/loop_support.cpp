@@ -1,5 +1,5 @@
 // Host pieces shared by the CUDA greedy and encoder decoders (see loop_support.hpp).
-#include "decode/cuda/loop_support.hpp"
+#include "backend/cuda/decode/loop_support.hpp"
 
 #include <cstring>
 #include <string>
@@ -8,15 +8,15 @@
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/smem_limit.hpp"
 
-namespace loom::decode::detail::cuda_loop {
+namespace loom::backend::cuda::decoders::loop_support {
 
 namespace {
 constexpr std::size_t kAlignment = 256;
 std::size_t align_up(std::size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 }  // namespace
 
-int cuda_device_of(backend::Backend& device) {
-  auto* cuda = dynamic_cast<backend::cuda::CudaBackend*>(&device);
+int cuda_device_of(Backend& device) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&device);
   if (!cuda) throw Error(ErrorCode::internal, "CUDA decoder: the backend '" + device.name() + "' is not CUDA");
   return cuda->device();
 }
@@ -31,7 +31,7 @@ DeviceFacts device_facts(int device) {
 
 // --- DeviceMemory ---
 
-DeviceMemory::DeviceMemory(backend::Backend& backend, std::size_t bytes)
+DeviceMemory::DeviceMemory(Backend& backend, std::size_t bytes)
     : backend_(&backend), data_(backend.allocate(bytes)), bytes_(bytes) {}
 
 DeviceMemory::~DeviceMemory() { release(); }
@@ -82,9 +82,9 @@ std::size_t HostImage::add_bytes(const void* data, std::size_t bytes) {
   return offset;
 }
 
-DeviceMemory HostImage::upload(backend::Backend& backend, int device) const {
+DeviceMemory HostImage::upload(Backend& backend, int device) const {
   DeviceMemory memory(backend, image_.empty() ? kAlignment : image_.size());
-  backend::cuda::DeviceGuard guard(device);
+  DeviceGuard guard(device);
   if (!image_.empty()) LOOM_CUDA_CHECK(cudaMemcpy(memory.get(), image_.data(), image_.size(), cudaMemcpyHostToDevice));
   return memory;
 }
@@ -105,7 +105,7 @@ StagedCopy::StagedCopy(std::size_t bytes, int slots) : bytes_(bytes) {
     void* slot = nullptr;
     LOOM_CUDA_CHECK(cudaHostAlloc(&slot, bytes, cudaHostAllocDefault));
     slots_.push_back(slot);
-    copied_.push_back(backend::cuda::create_event_handle(cudaEventDisableTiming));
+    copied_.push_back(create_event_handle(cudaEventDisableTiming));
     in_use_.push_back(false);
   }
 }
@@ -114,7 +114,7 @@ StagedCopy::~StagedCopy() {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     // A copy still queued reads its slot: let it finish before the memory goes.
     if (in_use_[i]) LOOM_CUDA_CHECK_NOTHROW(cudaEventSynchronize(copied_[i].get()));
-    backend::cuda::release_outside_captures([slot = slots_[i]] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(slot)); });
+    release_outside_captures([slot = slots_[i]] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(slot)); });
   }
 }
 
@@ -138,7 +138,7 @@ PinnedFlag::PinnedFlag() {
 }
 
 PinnedFlag::~PinnedFlag() {
-  backend::cuda::release_outside_captures([value = value_] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(value)); });
+  release_outside_captures([value = value_] { LOOM_CUDA_CHECK_NOTHROW(cudaFreeHost(value)); });
 }
 
 // --- launches and graphs ---
@@ -149,7 +149,7 @@ void launch(const void* kernel, unsigned grid, std::size_t shared_bytes, void* a
 }
 
 void launch_all_resident(const void* kernel, unsigned grid, std::size_t shared_bytes, void* args, cudaStream_t stream) {
-  backend::cuda::require_smem_limit(kernel, shared_bytes, "decode loop (persistent)");
+  require_smem_limit(kernel, shared_bytes, "decode loop (persistent)");
   void* params[] = {args};
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeCooperative;
@@ -215,7 +215,7 @@ void LoopGraph::launch(cudaStream_t stream) { LOOM_CUDA_CHECK(cudaGraphLaunch(ex
 
 // --- LoopDecoderBase ---
 
-LoopDecoderBase::LoopDecoderBase(const Program& program, backend::Backend& backend, const char* kind)
+LoopDecoderBase::LoopDecoderBase(const DecoderProgram& program, Backend& backend, const char* kind)
     : name_(program.name), backend_(backend), device_(cuda_device_of(backend)), dtype_(program.dtype) {
   if (dtype_ != DType::f32 && dtype_ != DType::f16)
     throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': dtype " + std::string(dtype_name(dtype_)) +
@@ -233,4 +233,4 @@ void LoopDecoderBase::throw_unresolved_method() const {
   throw Error(ErrorCode::internal, "decoder '" + name_ + "': launch without a resolved method");
 }
 
-}  // namespace loom::decode::detail::cuda_loop
+}  // namespace loom::backend::cuda::decoders::loop_support

@@ -7,19 +7,23 @@
 // uninterrupted one.
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <span>
 #include <string>
 
 #include "backend/cpu/activation_math.hpp"
-#include "decode/device_decoder.hpp"
+#include "backend/decoder.hpp"
 
-namespace loom::decode::detail {
+namespace loom::backend::cpu::decoders {
 namespace {
 
-using backend::cpu::sigmoid;
+using decode::CellLayer;
+using decode::CellStack;
+using decode::CellType;
+using decode::DecodeArgs;
+using decode::DecodeMethod;
+using decode::EncoderBlock;
 
 constexpr int kMaxBatch = 64;  // DecoderOptions::max_batch's upper bound
 // Per batch row: a pointer to the row's input for a product, nullptr for a row that sits out.
@@ -64,12 +68,6 @@ void project(const float* weights, std::int64_t outputs, std::int64_t inputs, co
     for (int b = 0; b < batch; ++b)
       if (rows[b]) out[b * out_stride + g] = dot(w, rows[b], inputs);
   }
-}
-
-// The device polls a host int the engine writes with std::atomic_ref; read it the same way.
-bool pause_requested(const volatile std::int32_t* flag) {
-  if (!flag) return false;
-  return std::atomic_ref<std::int32_t>(*const_cast<std::int32_t*>(flag)).load(std::memory_order_acquire) != 0;
 }
 
 // Hands out 64-byte aligned arrays from the engine's scratch; with a null base it only measures,
@@ -254,7 +252,7 @@ class CellRunner {
 
 class CpuDecoderBase : public DeviceDecoder {
  public:
-  explicit CpuDecoderBase(Program program) : program_(std::move(program)) {}
+  explicit CpuDecoderBase(DecoderProgram program) : program_(std::move(program)) {}
   std::vector<DecodeMethod> methods() const override {
     return {DecodeMethod::persistent, DecodeMethod::graph, DecodeMethod::host_loop};
   }
@@ -268,13 +266,13 @@ class CpuDecoderBase : public DeviceDecoder {
     for (const CellLayer& layer : cells.layers) bytes += layer.w.bytes() + layer.r.bytes() + layer.b.bytes();
     return bytes;
   }
-  Program program_;
+  DecoderProgram program_;
 };
 
 // (a) Sequence in, h(t) of the last layer out.
 class CpuRecurrentDecoder final : public CpuDecoderBase {
  public:
-  explicit CpuRecurrentDecoder(Program program) : CpuDecoderBase(std::move(program)), cells_(program_.cells) {}
+  explicit CpuRecurrentDecoder(DecoderProgram program) : CpuDecoderBase(std::move(program)), cells_(program_.cells) {}
 
   std::uint64_t weight_bytes() const override { return cell_bytes(program_.cells); }
   std::uint64_t recurrent_weight_bytes() const override { return cell_bytes(program_.cells); }
@@ -283,7 +281,7 @@ class CpuRecurrentDecoder final : public CpuDecoderBase {
   }
 
   void launch(const DecodeArgs& args, DecodeMethod, const volatile std::int32_t* pause_flag, void* scratch,
-              RunStatus* status, backend::Stream&) override {
+              DecoderRunStatus* status, Stream&) override {
     ScratchCarver carver(scratch);
     const auto [buffers, lengths] = carve(carver, args.batch);
     const int batch = args.batch, steps = args.steps;
@@ -365,7 +363,7 @@ class CpuRecurrentDecoder final : public CpuDecoderBase {
 // token or the maximum length.
 class CpuGreedyDecoder final : public CpuDecoderBase {
  public:
-  explicit CpuGreedyDecoder(Program program) : CpuDecoderBase(std::move(program)), cells_(program_.cells) {}
+  explicit CpuGreedyDecoder(DecoderProgram program) : CpuDecoderBase(std::move(program)), cells_(program_.cells) {}
 
   std::uint64_t weight_bytes() const override {
     return cell_bytes(program_.cells) + bytes_of(program_.embedding) + bytes_of(program_.projection) +
@@ -379,8 +377,8 @@ class CpuGreedyDecoder final : public CpuDecoderBase {
     return measured_scratch([&](ScratchCarver& carver) { carve(carver, batch); });
   }
 
-  void launch(const DecodeArgs& args, DecodeMethod, const volatile std::int32_t*, void* scratch, RunStatus* status,
-              backend::Stream&) override {
+  void launch(const DecodeArgs& args, DecodeMethod, const volatile std::int32_t*, void* scratch,
+              DecoderRunStatus* status, Stream&) override {
     ScratchCarver carver(scratch);
     const Layout layout = carve(carver, args.batch);
     const int batch = args.batch;
@@ -468,7 +466,7 @@ class CpuGreedyDecoder final : public CpuDecoderBase {
 // (c) Pre-norm residual feed-forward blocks: x ← x + W2 · relu(W1 · layernorm(x) + b1) + b2.
 class CpuEncoderDecoder final : public CpuDecoderBase {
  public:
-  explicit CpuEncoderDecoder(Program program) : CpuDecoderBase(std::move(program)) {}
+  explicit CpuEncoderDecoder(DecoderProgram program) : CpuDecoderBase(std::move(program)) {}
 
   std::uint64_t weight_bytes() const override {
     std::uint64_t bytes = 0;
@@ -482,7 +480,7 @@ class CpuEncoderDecoder final : public CpuDecoderBase {
   }
 
   void launch(const DecodeArgs& args, DecodeMethod, const volatile std::int32_t* pause_flag, void* scratch,
-              RunStatus* status, backend::Stream&) override {
+              DecoderRunStatus* status, Stream&) override {
     ScratchCarver carver(scratch);
     const Layout layout = carve(carver, args.batch);
     const int batch = args.batch;
@@ -557,22 +555,23 @@ class CpuEncoderDecoder final : public CpuDecoderBase {
   }
 };
 
-}  // namespace
-
-std::unique_ptr<DeviceDecoder> make_cpu_decoder(const Program& program, backend::Backend&) {
+std::unique_ptr<DeviceDecoder> make_cpu_decoder(const DecoderProgram& program, Backend&) {
   if (program.dtype != DType::f32)
     throw Error(ErrorCode::unsupported, "decoder '" + program.name + "': dtype " +
                                             std::string(dtype_name(program.dtype)) +
                                             " runs on CUDA only; the CPU decoders compute in f32");
   switch (program.kind) {
-    case Program::Kind::recurrent:
+    case DecoderProgram::Kind::recurrent:
       return std::make_unique<CpuRecurrentDecoder>(program);
-    case Program::Kind::greedy:
+    case DecoderProgram::Kind::greedy:
       return std::make_unique<CpuGreedyDecoder>(program);
-    case Program::Kind::encoder:
+    case DecoderProgram::Kind::encoder:
       return std::make_unique<CpuEncoderDecoder>(program);
   }
   throw Error(ErrorCode::internal, "decoder '" + program.name + "': unknown kind");
 }
 
-}  // namespace loom::decode::detail
+[[maybe_unused]] const bool registered = register_decoder_factory("cpu", make_cpu_decoder);
+
+}  // namespace
+}  // namespace loom::backend::cpu::decoders

@@ -10,24 +10,24 @@
 
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/recurrent_loop_plan.hpp"
-#include "decode/cuda/cuda_decoders.hpp"
-#include "decode/cuda/loop_support.hpp"
+#include "backend/cuda/decode/cuda_decoders.hpp"
+#include "backend/cuda/decode/loop_support.hpp"
 #include "decode_encoder.cuh"
 
-namespace loom::decode::detail {
+namespace loom::backend::cuda::decoders {
 namespace {
 
 namespace kd = loom::kernels::decode;
-using cuda_loop::ceil_div;
-using cuda_loop::DeviceMemory;
-using cuda_loop::HostImage;
-using cuda_loop::kWarps;
-using cuda_loop::ScratchCarver;
-using cuda_loop::StepPlan;
+using loop_support::ceil_div;
+using loop_support::DeviceMemory;
+using loop_support::HostImage;
+using loop_support::kWarps;
+using loop_support::ScratchCarver;
+using loop_support::StepPlan;
 
-class CudaEncoderDecoder final : public cuda_loop::LoopDecoder<kd::EncoderRun, kd::EncoderKernelArgs> {
+class CudaEncoderDecoder final : public loop_support::LoopDecoder<kd::EncoderRun, kd::EncoderKernelArgs> {
  public:
-  CudaEncoderDecoder(const Program& program, backend::Backend& backend);
+  CudaEncoderDecoder(const DecoderProgram& program, Backend& backend);
 
   std::uint64_t weight_bytes() const override { return weight_bytes_; }
   // A step is one block; every block has the same sizes.
@@ -37,7 +37,7 @@ class CudaEncoderDecoder final : public cuda_loop::LoopDecoder<kd::EncoderRun, k
  private:
   kd::EncoderRun carve(ScratchCarver& carver, int batch) const override;
   void describe_run(kd::EncoderRun& run, const DecodeArgs& args, const volatile std::int32_t* pause_flag,
-                    RunStatus* status) const override;
+                    DecoderRunStatus* status) const override;
   const void* persistent_kernel() const override { return kernel(kd::EncoderKernel::persistent); }
   StepPlan<kd::EncoderKernelArgs> step_plan(const kd::EncoderKernelArgs& args) const override;
   const void* kernel(kd::EncoderKernel which) const { return kd::encoder_kernel(which, dtype_); }
@@ -49,14 +49,14 @@ class CudaEncoderDecoder final : public cuda_loop::LoopDecoder<kd::EncoderRun, k
   unsigned fill_grid_ = 1, norm_grid_ = 1, expand_grid_ = 1, contract_grid_ = 1;
 };
 
-CudaEncoderDecoder::CudaEncoderDecoder(const Program& program, backend::Backend& backend)
+CudaEncoderDecoder::CudaEncoderDecoder(const DecoderProgram& program, Backend& backend)
     : LoopDecoder(program, backend, "encoder"),
       width_(static_cast<int>(program.encoder.width)),
       ff_(static_cast<int>(program.ff)),
       blocks_(static_cast<int>(program.encoder.blocks.size())) {
   if (width_ < 1 || ff_ < 1 || blocks_ < 1)
     throw Error(ErrorCode::invalid_argument, "decoder '" + name_ + "': empty width, ff or block list");
-  backend::cuda::DeviceGuard guard(device_);
+  DeviceGuard guard(device_);
 
   const std::int64_t W = width_, F = ff_;
   HostImage image(dtype_);
@@ -94,15 +94,15 @@ CudaEncoderDecoder::CudaEncoderDecoder(const Program& program, backend::Backend&
   // Phases give one warp per row (batch rows, W1 rows, W2 rows). The persistent grid covers the
   // widest phase, capped at two blocks per SM (fewer blocks make cheaper barriers; warps loop over
   // the rest) and always within what can be resident at once, and within the caller's cap on SMs.
-  const cuda_loop::DeviceFacts facts = cuda_loop::device_facts(device_);
+  const loop_support::DeviceFacts facts = loop_support::device_facts(device_);
   const void* persistent = kernel(kd::EncoderKernel::persistent);
   int per_sm = 0;
-  LOOM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent, cuda_loop::kThreads, 0));
+  LOOM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent, loop_support::kThreads, 0));
   if (per_sm < 1)
     throw Error(ErrorCode::unsupported, "decoder '" + name_ + "': the persistent encoder kernel cannot be resident");
   const std::int64_t widest = std::max<std::int64_t>({F, W, program.max_batch});
-  const std::int64_t resident = backend::recurrent_loop::persistent_grid_limit(facts.sm_count, std::min(per_sm, 2),
-                                                                               program.persistent_grid_max_sms);
+  const std::int64_t resident =
+      recurrent_loop::persistent_grid_limit(facts.sm_count, std::min(per_sm, 2), program.persistent_grid_max_sms);
   persistent_grid_ = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(widest, kWarps), 1, resident));
   fill_grid_ = static_cast<unsigned>(4 * facts.sm_count);
   norm_grid_ = static_cast<unsigned>(ceil_div(program.max_batch, kWarps));
@@ -118,7 +118,7 @@ kd::EncoderRun CudaEncoderDecoder::carve(ScratchCarver& carver, int batch) const
 }
 
 void CudaEncoderDecoder::describe_run(kd::EncoderRun& run, const DecodeArgs& args,
-                                      const volatile std::int32_t* pause_flag, RunStatus* status) const {
+                                      const volatile std::int32_t* pause_flag, DecoderRunStatus* status) const {
   run.batch = args.batch;
   run.start = args.start_step;
   run.count = args.steps == 0 ? blocks_ : std::min(args.steps, blocks_);
@@ -142,8 +142,8 @@ StepPlan<kd::EncoderKernelArgs> CudaEncoderDecoder::step_plan(const kd::EncoderK
 
 }  // namespace
 
-std::unique_ptr<DeviceDecoder> make_cuda_encoder_decoder(const Program& program, backend::Backend& device) {
+std::unique_ptr<DeviceDecoder> make_cuda_encoder_decoder(const DecoderProgram& program, Backend& device) {
   return std::make_unique<CudaEncoderDecoder>(program, device);
 }
 
-}  // namespace loom::decode::detail
+}  // namespace loom::backend::cuda::decoders

@@ -127,18 +127,18 @@ PinnedTable& pinned_table() {
   return *table;
 }
 
-const Pinned& pin(const Problem& p, const Descriptors& d, cublasLtHandle_t lt) {
-  PinnedTable& table = pinned_table();
-  std::lock_guard lock(table.mutex);
-  auto it = table.pinned.find(p);
-  if (it != table.pinned.end()) return it->second;
+// cuBLASLt's choice for `p`, asked once. Whatever cuBLASLt cannot express or answer for this
+// problem (a layout it refuses, such as a shared operand's zero batch stride on some versions,
+// or no algorithm at these alignments) pins the problem to cublasGemmEx instead: a refusal is
+// an answer, and a broken library shows in the fallback call itself.
+Pinned ask_heuristic(const Problem& p, cublasLtHandle_t lt) noexcept {
   Pinned chosen;
-  if (p.k > 0) {
-    cublasLtMatmulPreference_t preference = nullptr;
-    LOOM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  if (p.k == 0) return chosen;
+  cublasLtMatmulPreference_t preference = nullptr;
+  if (cublasLtMatmulPreferenceCreate(&preference) != CUBLAS_STATUS_SUCCESS) return chosen;
+  try {
+    const Descriptors d(p);
     const std::uint64_t workspace = p.workspace_bytes;
-    cublasLtMatmulHeuristicResult_t result{};
-    int returned = 0;
     cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                  &workspace, sizeof(workspace));
     // Only algorithms that work at the alignment the operands have.
@@ -150,17 +150,28 @@ const Pinned& pin(const Problem& p, const Descriptors& d, cublasLtHandle_t lt) {
     for (const auto& [attribute, value] : alignments)
       if (status == CUBLAS_STATUS_SUCCESS)
         status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof(value));
+    cublasLtMatmulHeuristicResult_t result{};
+    int returned = 0;
     if (status == CUBLAS_STATUS_SUCCESS)
       status =
           cublasLtMatmulAlgoGetHeuristic(lt, d.op(), d.a(), d.b(), d.c(), d.c(), preference, 1, &result, &returned);
-    LOOM_CUBLAS_CHECK_NOTHROW(cublasLtMatmulPreferenceDestroy(preference));
-    // NOT_SUPPORTED (no algorithm for this problem) is an answer; anything else is a failure.
-    if (status != CUBLAS_STATUS_NOT_SUPPORTED) LOOM_CUBLAS_CHECK(status);
     if (status == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
       chosen.found = true;
       chosen.algo = result.algo;
     }
+  } catch (...) {
+    // A descriptor cuBLASLt refused: this problem runs on cublasGemmEx.
   }
+  LOOM_CUBLAS_CHECK_NOTHROW(cublasLtMatmulPreferenceDestroy(preference));
+  return chosen;
+}
+
+const Pinned& pin(const Problem& p, cublasLtHandle_t lt) {
+  PinnedTable& table = pinned_table();
+  std::lock_guard lock(table.mutex);
+  auto it = table.pinned.find(p);
+  if (it != table.pinned.end()) return it->second;
+  const Pinned chosen = ask_heuristic(p, lt);
   ++(chosen.found ? table.counts.pinned : table.counts.fallback);
   return table.pinned.emplace(p, chosen).first->second;
 }
@@ -203,9 +214,9 @@ void gemm_row_major(CudaStream& stream, std::int64_t m, std::int64_t n, std::int
   p.align_c = alignment(c.data, c.batch_stride, batch, c_size);
   p.workspace_bytes = lt.workspace_bytes;
 
-  const Descriptors descriptors(p);
-  const Pinned& pinned = pin(p, descriptors, lt.handle);
+  const Pinned& pinned = pin(p, lt.handle);
   if (pinned.found) {
+    const Descriptors descriptors(p);
     LOOM_CUBLAS_CHECK(cublasLtMatmul(lt.handle, descriptors.op(), &alpha, b.data, descriptors.a(), a.data,
                                      descriptors.b(), &beta, c.data, descriptors.c(), c.data, descriptors.c(),
                                      &pinned.algo, lt.workspace, lt.workspace_bytes, stream.get()));

@@ -36,7 +36,7 @@ struct GemmOutput {
 // asked of cuBLASLt's heuristic once per process and kept, and every later call of that problem
 // runs it with the stream's own workspace. So the same GEMM computes the same bits whether it
 // runs plainly or inside a captured graph, on any stream, before or after a pause, whatever
-// cuBLAS would pick under concurrent load. A problem the heuristic has no answer for (and k = 0)
+// cuBLAS would pick under concurrent load. A problem cuBLASLt refuses or has no answer for (and k = 0)
 // always takes cublasGemmEx instead, which for identical calls on one device is deterministic.
 // Throws Error(backend) on a cuBLAS failure, Error(unsupported) when a size exceeds cuBLAS's
 // 32-bit arguments.

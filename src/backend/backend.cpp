@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backend/kernel_registry.hpp"
+#include "backend/open_backend.hpp"
 #include "loom/error.hpp"
 
 namespace loom::backend {
@@ -107,6 +108,12 @@ std::unique_ptr<Backend> make_cuda_backend(int) {
 }
 int cuda_device_count() noexcept { return 0; }
 std::optional<CudaKernelCoverage> cuda_kernel_coverage() { return std::nullopt; }
+namespace {
+// Registered without devices, so that "cuda" is a known device that is absent here (an
+// Error(backend), as on a machine without a GPU) rather than an unknown spelling.
+[[maybe_unused]] const bool cuda_absent_registered =
+    register_backend({"cuda", 1, cuda_device_count, make_cuda_backend});
+}  // namespace
 #endif
 
 }  // namespace loom::backend

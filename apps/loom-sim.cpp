@@ -168,6 +168,12 @@ void print_summary(const loom::sim::SimResult& r, const loom::sim::Workload& w, 
   for (const auto& p : r.preemptions) dumped += p.bytes_dumped;
   std::printf("Pauses:        %zu, %llu bytes dumped and restored, host link busy %.3f us\n", r.preemptions.size(),
               static_cast<unsigned long long>(dumped), r.host_link_busy_us);
+  if (r.host_cpu_busy_us > 0) {
+    std::size_t stages = 0;
+    for (const auto& request : w.requests) stages += request.host_us > 0 ? 1 : 0;
+    std::printf("Host CPU:      busy %12.3f us, %zu host stage(s) (requests' host_us, one at a time)\n",
+                r.host_cpu_busy_us, stages);
+  }
 
   // Per model, in the order models are listed; "alone" = one request of the model on the empty device.
   std::printf("\nLatency per model (us, arrival to last compute end; nearest-rank percentiles):\n");
@@ -188,6 +194,31 @@ void print_summary(const loom::sim::SimResult& r, const loom::sim::Workload& w, 
     for (auto& [priority, latencies] : by_priority)
       print_latency_row(priority_text(priority), loom::sim::summarize_latencies(std::move(latencies)), "");
   }
+}
+
+// Preemption on, yet a lower-priority request ran on through a higher one's arrival without a
+// single pause in the run: every Step it had left was already dispatched when the higher one
+// arrived (dispatch ran ahead of compute: nothing bounds it with unlimited on-chip capacity and
+// Steps of little memory time), so there was nothing left to pause. Returns the first such pair
+// as "<higher> arrived at T while <lower> ...", or "" when there is none or the run paused.
+std::string preemption_without_pauses(const loom::sim::SimResult& r) {
+  if (!r.options.preemption || !r.preemptions.empty()) return "";
+  std::vector<double> last_decided(r.requests.size(), 0.0);
+  for (const auto& s : r.schedule) last_decided[s.request] = std::max(last_decided[s.request], s.decided_us);
+  for (const auto& high : r.requests)
+    for (const auto& low : r.requests) {
+      if (low.priority >= high.priority) continue;
+      const bool running = low.start_us < high.arrival_us && high.arrival_us < low.finish_us;
+      if (!running || last_decided[low.request] >= high.arrival_us) continue;
+      char text[512];
+      std::snprintf(text, sizeof text,
+                    "%s#%zu (priority %d) arrived at %.3f us while %s#%zu (priority %d) was running until %.3f us "
+                    "with all its Steps dispatched since %.3f us",
+                    high.model.c_str(), high.request, high.priority, high.arrival_us, low.model.c_str(), low.request,
+                    low.priority, low.finish_us, last_decided[low.request]);
+      return text;
+    }
+  return "";
 }
 
 int run_sim(SimOptions options) {
@@ -217,6 +248,14 @@ int run_sim(SimOptions options) {
     for (auto& request : workload.requests) request.priority = 0;
   auto policy = loom::make_policy(options.policy, options.policy_options);
   const loom::sim::SimResult result = loom::sim::simulate(workload, *policy, options.sim);
+
+  if (const std::string example = preemption_without_pauses(result); !example.empty())
+    std::fprintf(stderr,
+                 "loom-sim: warning: preemption is on but the run made 0 pauses: %s, so there was nothing "
+                 "left to pause. Dispatch runs ahead of compute when nothing bounds it; give the workload an "
+                 "onchip_capacity_bytes (a Step holds its onchip_bytes from its load to its compute end) "
+                 "(docs/simulator.md, \"Priorities and preemption\").\n",
+                 example.c_str());
 
   if (!options.export_workload.empty()) {
     std::ofstream out(options.export_workload);

@@ -68,6 +68,11 @@ struct SimRequest {
   // Closed loop: the index of an earlier request in Workload::requests; this one arrives
   // arrival_us after that one's last compute ends (e.g. frames submitted back to back).
   std::optional<std::size_t> follows{};
+  // Host (CPU) work before the request reaches the device, e.g. post-processing the output of the
+  // request it follows. The request is submitted at arrival_us (with `follows`: that request's end
+  // plus arrival_us), waits for the host CPU (one host stage at a time, first submitted first),
+  // runs host_us on it and becomes live when that ends. 0 = none: live on submission.
+  double host_us = 0;
 };
 
 struct Workload {
@@ -107,7 +112,11 @@ struct RequestResult {
   std::size_t request = 0;
   std::string model;
   int priority = 0;
-  double arrival_us = 0, start_us = 0, finish_us = 0, latency_us = 0;  // arrival: actual (after `follows`)
+  // arrival: when it became live on the device (after `follows` and its host stage); latency =
+  // finish - arrival, the time on the device side only.
+  double arrival_us = 0, start_us = 0, finish_us = 0, latency_us = 0;
+  // When it was submitted and when its host stage began (both = arrival_us without host_us).
+  double submitted_us = 0, host_start_us = 0;
 };
 
 // One pause of a started request at a cancellation point while higher-priority work ran.
@@ -140,8 +149,10 @@ struct SimResult {
   std::vector<double> model_alone_us;              // per Workload::models: one request alone from time 0 to its end
   std::vector<Preemption> preemptions;             // in the order the pauses began
   double host_link_busy_us = 0;                    // dumps and restores
+  double host_cpu_busy_us = 0;                     // host stages (SimRequest::host_us)
   SimOptions options;                              // what the run used
-  // Tracks "sim:memory", "sim:compute", "sim:host-link", "host:scheduler", "request:<model>".
+  // Tracks "sim:memory", "sim:compute", "sim:host-link", "sim:host-cpu", "host:scheduler",
+  // "request:<model>".
   Timeline timeline;
 };
 

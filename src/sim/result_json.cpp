@@ -38,6 +38,7 @@ std::string result_json(const SimResult& result, const Workload& workload, const
   doc["compute_idle_us"] = result.compute_idle_us;
   doc["memory_idle_us"] = result.memory_idle_us;
   doc["host_link_busy_us"] = result.host_link_busy_us;
+  doc["host_cpu_busy_us"] = result.host_cpu_busy_us;
   doc["policy"] = policy;
   nlohmann::ordered_json options;
   options["preemption"] = result.options.preemption;
@@ -93,6 +94,8 @@ std::string result_json(const SimResult& result, const Workload& workload, const
     nlohmann::ordered_json entry;
     entry["model"] = r.model;
     entry["priority"] = r.priority;
+    entry["submitted_us"] = r.submitted_us;
+    entry["host_start_us"] = r.host_start_us;
     entry["arrival_us"] = r.arrival_us;
     entry["start_us"] = r.start_us;
     entry["finish_us"] = r.finish_us;

@@ -1,6 +1,7 @@
 // The discrete-event accelerator model of sim.hpp: one loop over scheduling points, each asking
 // the policy for one Step among the requests priority lets run, and placing its memory and
-// compute phases on the two resources (and any dump or restore on the host link).
+// compute phases on the two resources (and any dump or restore on the host link, any host stage
+// on the host CPU).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -41,14 +42,14 @@ struct RequestState {
   std::size_t workload_index = 0;  // into Workload::requests
   std::size_t model = 0;           // into Workload::models
   int priority = 0;
-  double arrival_us = 0;           // actual (after `follows`)
-  std::size_t next_step = 0;       // first Step not yet dispatched
-  std::uint32_t passed_over = 0;   // times its next Step was offered and not chosen
-  double last_compute_end_us = 0;  // of its latest dispatched Step
-  bool holds_arena = false;        // its arena is in device memory (see admit(); not while dumped or released)
+  double arrival_us = 0;            // when it became live (after `follows` and its host stage)
+  std::size_t next_step = 0;        // first Step not yet dispatched
+  std::uint32_t passed_over = 0;    // times its next Step was offered and not chosen
+  double last_compute_end_us = 0;   // of its latest dispatched Step
+  bool holds_arena = false;         // its arena is in device memory (see admit(); not while dumped or released)
   bool waiting_for_memory = false;  // arrived without its arena and has not had it since
-  bool dumped = false;             // its live bytes are on the host
-  std::ptrdiff_t open_pause = -1;  // index into the preemptions while paused
+  bool dumped = false;              // its live bytes are on the host
+  std::ptrdiff_t open_pause = -1;   // index into the preemptions while paused
   bool started() const { return next_step > 0; }
 };
 
@@ -89,6 +90,8 @@ class Engine {
         policy_(policy),
         timeline_(timeline) {
     arrival_of.assign(workload.requests.size(), 0.0);
+    submitted_of.assign(workload.requests.size(), 0.0);
+    host_start_of.assign(workload.requests.size(), 0.0);
     followers_.resize(workload.requests.size());
   }
 
@@ -98,8 +101,12 @@ class Engine {
   std::vector<Preemption> preemptions;  // in the order the pauses began
   std::vector<double> arrival_of;       // per Workload::requests, actual
   double host_link_busy_us = 0;
+  std::vector<double> submitted_of, host_start_of;  // per workload request
+  double host_cpu_busy_us = 0;
 
  private:
+  void submit(double at, std::size_t index);
+  void run_host_stages(double now);
   void admit(double now);
   void release_arenas(double now);
   std::uint64_t arena_in_use() const;
@@ -126,20 +133,62 @@ class Engine {
   SchedulingPolicy& policy_;
   Timeline* timeline_;
 
-  std::vector<std::vector<std::size_t>> followers_;   // per request: the requests that follow it
-  std::set<std::pair<double, std::size_t>> pending_;  // (arrival, workload index) known, not yet live
-  std::vector<RequestState> requests_;                // by id (order of arrival)
-  std::vector<std::size_t> live_;                     // ids of arrived requests with Steps left, ascending
-  std::vector<std::size_t> holders_;                  // ids holding their arena
-  std::vector<double> finish_of_;                     // by id: last compute end once all Steps are dispatched
-  std::vector<Reservation> held_;                     // on-chip reservations ending after the current point
-  std::vector<std::size_t> candidate_ids_;            // ids offered at the current point
-  std::vector<sched::AdmissionView> views_;           // of live_, for the rules
+  std::vector<std::vector<std::size_t>> followers_;      // per request: the requests that follow it
+  std::set<std::pair<double, std::size_t>> pending_;     // (arrival, workload index) known, not yet live
+  std::set<std::pair<double, std::size_t>> host_queue_;  // (submission, workload index) awaiting the host CPU
+  std::vector<RequestState> requests_;                   // by id (order of arrival)
+  std::vector<std::size_t> live_;                        // ids of arrived requests with Steps left, ascending
+  std::vector<std::size_t> holders_;                     // ids holding their arena
+  std::vector<double> finish_of_;                        // by id: last compute end once all Steps are dispatched
+  std::vector<Reservation> held_;                        // on-chip reservations ending after the current point
+  std::vector<std::size_t> candidate_ids_;               // ids offered at the current point
+  std::vector<sched::AdmissionView> views_;              // of live_, for the rules
   sched::Admission admission_;
   std::vector<StepCandidate> candidates_;
   double memory_free_at_ = 0, compute_free_at_ = 0, host_link_free_at_ = 0;
   double dump_release_at_ = 0;  // arenas freed by dumps are free once the dumps end
+  double host_cpu_free_at_ = 0;
 };
+
+// A request is submitted: with a host stage it queues for the host CPU, otherwise it is known to
+// arrive then.
+void Engine::submit(double at, std::size_t index) {
+  submitted_of[index] = at;
+  host_start_of[index] = at;
+  if (workload_.requests[index].host_us > 0)
+    host_queue_.insert({at, index});
+  else
+    pending_.insert({at, index});
+}
+
+// Starts the host stages submitted by `now` on the host CPU, one at a time in submission order;
+// each request arrives when its stage ends. Every submission at or before `now` is known by then
+// (a follower is submitted when its predecessor's last Step is dispatched, at or before its end),
+// so first-submitted-first-served holds.
+void Engine::run_host_stages(double now) {
+  while (!host_queue_.empty() && host_queue_.begin()->first <= now) {
+    const auto [submitted, index] = *host_queue_.begin();
+    host_queue_.erase(host_queue_.begin());
+    const double host_us = workload_.requests[index].host_us;
+    const double start = std::max(submitted, host_cpu_free_at_);
+    host_cpu_free_at_ = start + host_us;
+    host_cpu_busy_us += host_us;
+    host_start_of[index] = start;
+    pending_.insert({host_cpu_free_at_, index});
+    if (timeline_) {
+      const std::string& model = workload_.requests[index].model;
+      timeline_->add({"host " + model + "#" + std::to_string(index),
+                      "host",
+                      "sim:host-cpu",
+                      start,
+                      host_us,
+                      {{"model", model},
+                       {"request", std::to_string(index)},
+                       {"submitted_us", number_text(submitted)},
+                       {"wait_us", number_text(start - submitted)}}});
+    }
+  }
+}
 
 void Engine::admit(double now) {
   while (!pending_.empty() && pending_.begin()->first <= now) {
@@ -154,10 +203,10 @@ void Engine::admit(double now) {
     // As the executor's pre-process stage: a request takes its arena on arrival when it fits and
     // no earlier request is waiting for memory; otherwise it waits until the rules give it some.
     const std::uint64_t need = facts_[state.model].arena;
-    const bool someone_waits = std::any_of(live_.begin(), live_.end(),
-                                           [&](std::size_t id) { return requests_[id].waiting_for_memory; });
-    const bool fits = options_.device_memory_bytes == 0 ||
-                      (!someone_waits && arena_in_use() + need <= options_.device_memory_bytes);
+    const bool someone_waits =
+        std::any_of(live_.begin(), live_.end(), [&](std::size_t id) { return requests_[id].waiting_for_memory; });
+    const bool fits =
+        options_.device_memory_bytes == 0 || (!someone_waits && arena_in_use() + need <= options_.device_memory_bytes);
     state.holds_arena = fits;
     state.waiting_for_memory = !fits;
     const std::size_t id = requests_.size();
@@ -343,7 +392,7 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
     std::erase(live_, id);
     finish_of_[id] = s.compute_end_us;
     for (std::size_t f : followers_[chosen.workload_index])
-      pending_.insert({s.compute_end_us + workload_.requests[f].arrival_us, f});
+      submit(s.compute_end_us + workload_.requests[f].arrival_us, f);
   }
   if (step.onchip_bytes > 0) held_.push_back({s.compute_end_us, step.onchip_bytes});
 
@@ -384,21 +433,24 @@ void Engine::run() {
     if (request.follows)
       followers_[*request.follows].push_back(r);
     else
-      pending_.insert({request.arrival_us, r});
+      submit(request.arrival_us, r);
     steps_left += workload_.models[model_of_[r]].steps.size();
   }
   schedule.reserve(steps_left);
 
   while (steps_left > 0) {
     // A scheduling point: the memory resource can take the next Step. When no request may run
-    // (none live, or none whose arena fits), time jumps to the next arrival or arena release.
+    // (none live, or none whose arena fits), time jumps to the next arrival, host-stage
+    // submission or arena release.
     double now = memory_free_at_;
     for (;;) {
+      run_host_stages(now);
       admit(now);
       release_arenas(now);
       choose_candidates(now);
       if (!candidate_ids_.empty()) break;
       double next = pending_.empty() ? kNever : pending_.begin()->first;
+      if (!host_queue_.empty()) next = std::min(next, host_queue_.begin()->first);
       for (std::size_t id : holders_) next = std::min(next, finish_of_[id]);
       if (!(next > now) || next == kNever)
         throw Error(ErrorCode::internal, "simulator: no request can run at " + number_text(now) + " us");
@@ -523,6 +575,7 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy, const Sim
   result.schedule = std::move(engine.schedule);
   result.preemptions = std::move(engine.preemptions);
   result.host_link_busy_us = engine.host_link_busy_us;
+  result.host_cpu_busy_us = engine.host_cpu_busy_us;
 
   // Per request: first memory start, last compute end.
   result.requests.resize(workload.requests.size());
@@ -532,6 +585,8 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy, const Sim
     rr.model = workload.requests[r].model;
     rr.priority = workload.requests[r].priority;
     rr.arrival_us = engine.arrival_of[r];
+    rr.submitted_us = engine.submitted_of[r];
+    rr.host_start_us = engine.host_start_of[r];
   }
   for (const ScheduledStep& s : result.schedule) {
     RequestResult& rr = result.requests[s.request];

@@ -59,6 +59,7 @@ std::vector<std::size_t> check_workload(const Workload& workload) {
       fail(field + ".model", "unknown model '" + request.model + "' (known: " + known + ")");
     }
     check_time(request.arrival_us, field + ".arrival_us");
+    check_time(request.host_us, field + ".host_us");
     if (request.follows && *request.follows >= r)
       fail(field + ".follows", "request " + std::to_string(*request.follows) +
                                    " is not an earlier request (a request may only follow one listed before it)");

@@ -199,7 +199,7 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
     const json& value = requests[r];
     reader.expect_object(value, field);
     reader.only_keys(value, field,
-                     {"model", "arrival_us", "priority", "count", "interval_us", "back_to_back", "follows"});
+                     {"model", "arrival_us", "priority", "count", "interval_us", "back_to_back", "follows", "host_us"});
     SimRequest request;
     request.model = reader.string_field(value, field, "model", nullptr);
     if (!model_index.count(request.model)) {
@@ -209,6 +209,7 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
     }
     const double zero = 0;
     request.arrival_us = reader.time_field(value, field, "arrival_us", &zero);
+    request.host_us = reader.time_field(value, field, "host_us", &zero);
     if (const auto it = value.find("priority"); it != value.end() && it->is_string()) {
       try {
         request.priority = static_cast<int>(priority_from_name(it->get<std::string>()));
@@ -280,6 +281,7 @@ std::string workload_json(const Workload& workload) {
     r["arrival_us"] = request.arrival_us;
     r["priority"] = request.priority;
     if (request.follows) r["follows"] = *request.follows;
+    if (request.host_us > 0) r["host_us"] = request.host_us;
     doc["requests"].push_back(std::move(r));
   }
   return doc.dump(2) + "\n";

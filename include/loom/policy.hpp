@@ -52,6 +52,11 @@ struct AcceleratorState {
   double memory_free_at_us = 0;             // when the memory-access resource finishes what it was given
   std::uint64_t onchip_used_bytes = 0;      // held now by Steps whose compute has not ended
   std::uint64_t onchip_capacity_bytes = 0;  // 0 = unlimited
+  // Whether the device can load one Step while it computes another (a GPU; the simulator's
+  // accelerator). False on a device that runs each Step to completion before the next starts
+  // (the CPU backend): interleaving requests then overlaps nothing and only costs cache
+  // locality, so a policy that interleaves for overlap should not.
+  bool steps_overlap = true;
 };
 
 class SchedulingPolicy {
@@ -117,6 +122,8 @@ class StreamsPolicy final : public RoundRobinPolicy {
 
 // MISSION.md §1: the candidate whose Steps would leave the compute and memory resources idle the
 // least goes next. docs/simulator.md ("The idle-time policy") states the estimate exactly:
+//   - on a device whose Steps cannot overlap (AcceleratorState::steps_overlap false: the CPU
+//     backend) there is no idle to save: the earliest arrival goes next, as under FIFO;
 //   - starvation guard: the candidate passed over most, once that is >= starvation_limit, goes
 //     next (ties: earliest arrival);
 //   - otherwise each candidate is scored by placing its Step on a copy of the accelerator state

@@ -38,6 +38,8 @@ class Executor::Impl::Dispatcher {
   static AcceleratorState empty_state(const Impl& impl) {
     AcceleratorState empty;
     empty.onchip_capacity_bytes = impl.device->onchip_bytes();
+    // A backend whose launches run to completion runs one Step at a time: nothing overlaps.
+    empty.steps_overlap = !impl.device->capabilities().synchronous_launches;
     return empty;
   }
 

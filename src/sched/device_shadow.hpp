@@ -35,7 +35,8 @@ class DeviceShadow {
       : now_(state.now_us),
         memory_free_(state.memory_free_at_us),
         compute_free_(state.compute_free_at_us),
-        capacity_(state.onchip_capacity_bytes) {
+        capacity_(state.onchip_capacity_bytes),
+        overlap_(state.steps_overlap) {
     if (capacity_ > 0 && state.onchip_used_bytes > 0)
       push_hold(std::max(state.compute_free_at_us, state.now_us), state.onchip_used_bytes);
   }
@@ -79,7 +80,7 @@ class DeviceShadow {
     used_ = 0;
   }
 
-  AcceleratorState state() const noexcept { return {now_, compute_free_, memory_free_, used_, capacity_}; }
+  AcceleratorState state() const noexcept { return {now_, compute_free_, memory_free_, used_, capacity_, overlap_}; }
 
  private:
   // Pending releases, in release order (compute ends are dispatched in order, so appending
@@ -141,6 +142,7 @@ class DeviceShadow {
 
   double now_ = 0, memory_free_ = 0, compute_free_ = 0;
   std::uint64_t capacity_ = 0, used_ = 0;
+  bool overlap_ = true;  // AcceleratorState::steps_overlap, passed through
   std::array<Hold, kMaxHolds> holds_{};
   std::size_t count_ = 0;
 };

@@ -95,6 +95,13 @@ std::size_t IdleTimePolicy::pick(std::span<const StepCandidate> candidates, cons
 std::size_t IdleTimePolicy::choose(std::span<const StepCandidate> candidates, const AcceleratorState& state) {
   const std::size_t n = candidates.size();
   if (n == 1) return 0;
+  // A device that cannot overlap Steps has no idle time to save: every order keeps it equally
+  // busy, and interleaving only costs cache locality. Run requests one after another, as FIFO.
+  if (!state.steps_overlap)
+    return static_cast<std::size_t>(
+        std::min_element(candidates.begin(), candidates.end(),
+                         [](const StepCandidate& a, const StepCandidate& b) { return a.request_id < b.request_id; }) -
+        candidates.begin());
 
   // Starvation guard: the most passed-over candidate at or past the limit, earliest arrival on ties.
   std::size_t starved = n;

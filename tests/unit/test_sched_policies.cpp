@@ -117,6 +117,42 @@ TEST(SchedPolicies, IdleTimeInterleavesTheMissionExample) {
   expect_schedule(simulate(mission_example(), *by_default), kInterleaved);
 }
 
+// On a device that runs one Step at a time (the CPU backend) no order overlaps anything: the
+// policy runs requests one after another, as FIFO does, rather than interleave for nothing. The
+// same candidates on an overlapping device are interleaved (the test above): there, at t=2, L21
+// goes before L12.
+TEST(SchedPolicies, IdleTimeDoesNotInterleaveWhereStepsCannotOverlap) {
+  // The mission example at t=2: L11 loaded [0,2] and computes [2,6], holding 100 of 200 bytes.
+  IdleTimePolicy policy = idle_time(2);
+  StepCandidate l12, l21;
+  l12.request_id = 0;
+  l12.step_index = 1;
+  l12.step_count = 2;
+  l12.compute_us = 4;
+  l12.memory_us = 2;
+  l12.bytes = l12.working_set_bytes = 100;
+  l21.request_id = 1;
+  l21.step_index = 0;
+  l21.step_count = 2;
+  l21.compute_us = 2;
+  l21.memory_us = 4;
+  l21.bytes = l21.working_set_bytes = 100;
+  l21.lookahead_count = 1;
+  l21.lookahead[0] = {2, 4, 100};  // L22
+  AcceleratorState state;
+  state.now_us = 2;
+  state.memory_free_at_us = 2;
+  state.compute_free_at_us = 6;
+  state.onchip_used_bytes = 100;
+  state.onchip_capacity_bytes = 200;
+  const StepCandidate both[] = {l12, l21};
+  EXPECT_EQ(policy.pick(both, state), 1u) << "where Steps overlap, L21 loads while L11 computes";
+  state.steps_overlap = false;
+  EXPECT_EQ(policy.pick(both, state), 0u) << "where they cannot, the earlier request runs on";
+  const StepCandidate reversed[] = {l21, l12};
+  EXPECT_EQ(policy.pick(reversed, state), 1u) << "the earlier request, wherever it is listed";
+}
+
 // A window of 1 judges each candidate by its own Step: at t=2 L12 and L21 both idle nothing
 // (L12 m[2,4] and L21 m[2,6] against compute free 6), the tie goes to the earlier arrival, L12,
 // and the capacity stall that follows (L21 waits [4,6]) is not seen: FIFO's schedule, 16.

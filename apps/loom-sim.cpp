@@ -2,6 +2,7 @@
 // costs) through the accelerator simulator under one scheduling policy, and reports the schedule,
 // makespan, bounds, idle time and latency as text or one JSON document.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -44,6 +46,11 @@ struct SimOptions {
   bool ignore_priorities = false;
   loom::sim::SimOptions sim;
   double host_link_gbps = 25;
+  // The device model.
+  std::string device_model = "accelerator";
+  std::string gpu = "h100-sxm";
+  std::string cuda_graphs = "on";
+  bool compare = false;
 };
 
 // NVIDIA H100 SXM5 datasheet figures: dense FP32 (CUDA cores) and FP16 (tensor cores) FLOP/s,
@@ -142,7 +149,19 @@ void print_summary(const loom::sim::SimResult& r, const loom::sim::Workload& w, 
   std::printf("Workload:      %s\n", source.c_str());
   std::printf("               %zu models, %zu requests, %zu Steps\n", w.models.size(), w.requests.size(), steps);
   std::printf("Policy:        %s\n", policy.c_str());
-  if (w.onchip_capacity_bytes > 0)
+  if (r.options.gpu) {
+    const loom::sim::GpuDevice& g = *r.options.gpu;
+    std::printf(
+        "Device model:  GPU %s: %d SMs, %.4g FLOP/s f32, %.4g B/s DRAM; launch %g us (graph %g us), "
+        "%zu Steps in flight, %s\n",
+        g.name.c_str(), g.sm_count, g.peak_flops_f32, g.dram_bytes_per_s, g.launch_us, g.graph_launch_us,
+        r.options.max_inflight_steps, r.options.cuda_graphs ? "CUDA graphs" : "kernel by kernel");
+  } else {
+    std::printf("Device model:  accelerator (a compute resource, a memory resource, on-chip capacity)\n");
+  }
+  if (r.options.gpu)
+    std::printf("On-chip:       not modelled on the GPU (SM occupancy limits co-residence)\n");
+  else if (w.onchip_capacity_bytes > 0)
     std::printf("On-chip:       %llu bytes\n", static_cast<unsigned long long>(w.onchip_capacity_bytes));
   else
     std::printf("On-chip:       unlimited\n");
@@ -221,6 +240,64 @@ std::string preemption_without_pauses(const loom::sim::SimResult& r) {
   return "";
 }
 
+// Every policy on the same workload and device, in one run: makespan, its ratio to the best of
+// the baselines (fifo, round-robin, streams) and each model's p99.
+int run_compare(const loom::sim::Workload& workload, const SimOptions& options, const std::string& source) {
+  struct Row {
+    std::string policy;
+    loom::sim::SimResult result;
+  };
+  std::vector<Row> rows;
+  for (const std::string& name : loom::policy_names()) {
+    auto policy = loom::make_policy(name, options.policy_options);
+    rows.push_back({name, loom::sim::simulate(workload, *policy, options.sim)});
+  }
+  double best_baseline = std::numeric_limits<double>::infinity();
+  for (const Row& row : rows)
+    if (row.policy != "idle-time") best_baseline = std::min(best_baseline, row.result.makespan_us);
+  const auto p99 = [&](const loom::sim::SimResult& r, const std::string& model) {
+    std::vector<double> latencies;
+    for (const auto& request : r.requests)
+      if (request.model == model) latencies.push_back(request.latency_us);
+    return loom::sim::summarize_latencies(std::move(latencies)).p99_us;
+  };
+  if (options.json) {
+    nlohmann::ordered_json doc;
+    doc["workload"] = source;
+    doc["device_model"] = options.sim.gpu ? "gpu:" + options.sim.gpu->name : std::string("accelerator");
+    doc["best_baseline_makespan_us"] = best_baseline;
+    doc["policies"] = nlohmann::ordered_json::array();
+    for (const Row& row : rows) {
+      nlohmann::ordered_json p;
+      p["policy"] = row.policy;
+      p["makespan_us"] = row.result.makespan_us;
+      p["lower_bound_us"] = row.result.lower_bound_us;
+      p["vs_best_baseline"] = row.result.makespan_us / best_baseline;
+      for (const auto& model : workload.models) p["p99_us"][model.name] = p99(row.result, model.name);
+      doc["policies"].push_back(std::move(p));
+    }
+    std::cout << doc.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("=== Loom simulator (loom-sim %s): every policy ===\n", loom::version());
+  std::printf("Workload:      %s\n", source.c_str());
+  std::printf("Device model:  %s\n", options.sim.gpu ? ("GPU " + options.sim.gpu->name).c_str() : "accelerator");
+  std::printf("Lower bound:   %.3f us\n\n", rows.front().result.lower_bound_us);
+  std::printf("  %-12s %14s %12s %12s", "policy", "makespan us", "/ best base", "/ bound");
+  for (const auto& model : workload.models) std::printf(" %14s", ("p99 " + model.name).substr(0, 14).c_str());
+  std::printf("\n");
+  for (const Row& row : rows) {
+    std::printf("  %-12s %14.3f %12.3f %12.3f", row.policy.c_str(), row.result.makespan_us,
+                row.result.makespan_us / best_baseline,
+                row.result.lower_bound_us > 0 ? row.result.makespan_us / row.result.lower_bound_us : 0.0);
+    for (const auto& model : workload.models) std::printf(" %14.3f", p99(row.result, model.name));
+    std::printf("\n");
+  }
+  std::printf(
+      "\n/ best base: makespan over the best of fifo, round-robin and streams in this run (lower is better).\n");
+  return 0;
+}
+
 int run_sim(SimOptions options) {
   loom::sim::Workload workload;
   std::string source;
@@ -246,6 +323,7 @@ int run_sim(SimOptions options) {
   // Without priorities every request is normal: the baseline the priority runs are compared with.
   if (options.ignore_priorities)
     for (auto& request : workload.requests) request.priority = 0;
+  if (options.compare) return run_compare(workload, options, source);
   auto policy = loom::make_policy(options.policy, options.policy_options);
   const loom::sim::SimResult result = loom::sim::simulate(workload, *policy, options.sim);
 
@@ -283,6 +361,15 @@ const char* kFooter = R"(The model (docs/simulator.md):
   Lower bound = max(resource bound: total compute or total memory work, whichever is larger;
   chain bound: the longest request simulated alone on the device from time 0).
 
+The GPU model (--device-model gpu; docs/simulator.md, "The GPU model"):
+  Each Step becomes its kernels (workload "kernels", or one kernel of a block per SM doing its
+  compute_us of FLOPs at the f32 peak and its memory_us of DRAM bytes), launched by the one
+  dispatcher thread (launch_us per kernel, or graph_launch_us per Step) onto its model's stream,
+  at most --max-inflight-steps unfinished. A kernel starts after the one before it on its stream;
+  the block scheduler places pending blocks by SM occupancy (threads, registers, shared memory,
+  block slots), higher stream priority first, then launch order; resident blocks share the SMs'
+  compute and the DRAM bandwidth. On-chip capacity and device memory are not modelled there.
+
 Priorities and preemption (docs/simulator.md, "Priorities and preemption"):
   Requests carry a priority (workload file: background, normal, urgent or an int). At each
   scheduling point only the highest class among the live requests may run; the policy orders
@@ -308,7 +395,8 @@ Examples:
   loom-sim --models resnet,lstm --requests 8 --interval-us 500 --size large --dtype f16
   loom-sim --device-peaks cpu --exportWorkload default.workload.json
   loom-sim --workload bench/workloads/preempt-perception-planning.json --preemption off
-  loom-sim --workload bench/workloads/preempt-perception-planning.json --ignore-priorities)";
+  loom-sim --workload bench/workloads/preempt-perception-planning.json --ignore-priorities
+  loom-sim --workload bench/workloads/synthetic-pair.json --device-model gpu --gpu h100-sxm --compare)";
 
 }  // namespace
 
@@ -347,6 +435,38 @@ int main(int argc, char** argv) {
                    "Write the simulated workload to FILE in the workload file format (e.g. the built-in models' "
                    "Step costs, to edit and rerun with --workload)")
         ->type_name("FILE");
+
+    app.add_flag("--compare", options.compare,
+                 "Run every policy on the workload and print one table: makespan, its ratio to the best of "
+                 "fifo, round-robin and streams, each model's p99 (with --json: one JSON document)");
+
+    const std::string model_group = "Device model";
+    app.add_option("--device-model", options.device_model,
+                   "accelerator: the source text's device (a compute resource, a memory resource, on-chip "
+                   "capacity); gpu: a GPU (SMs, occupancy, DRAM bandwidth, launches, streams; see below)")
+        ->check(CLI::IsMember({"accelerator", "gpu"}).description(""))
+        ->type_name("accelerator|gpu")
+        ->capture_default_str()
+        ->group(model_group);
+    app.add_option("--gpu", options.gpu,
+                   "GPU description for --device-model gpu: a name from profiles/gpu (h100-sxm, h100-pcie, h200, "
+                   "a100-sxm, l4) or a JSON file in that format")
+        ->type_name("NAME|FILE")
+        ->capture_default_str()
+        ->group(model_group);
+    app.add_option("--max-inflight-steps", options.sim.max_inflight_steps,
+                   "GPU model: Steps launched and unfinished before the dispatcher waits for the oldest (the "
+                   "executor's max_inflight_steps; the streams policy is not bounded)")
+        ->check(CLI::PositiveNumber.description(""))
+        ->type_name("N")
+        ->capture_default_str()
+        ->group(model_group);
+    app.add_option("--cuda-graphs", options.cuda_graphs,
+                   "GPU model: launch each Step as one CUDA graph (on) or kernel by kernel (off)")
+        ->check(CLI::IsMember({"on", "off"}).description(""))
+        ->type_name("on|off")
+        ->capture_default_str()
+        ->group(model_group);
 
     const std::string tuning = "Policy tuning (idle-time)";
     app.add_option("--window", options.policy_options.window,
@@ -465,5 +585,9 @@ int main(int argc, char** argv) {
 
   options.sim.preemption = options.preemption == "on";
   options.sim.host_link_bytes_per_us = options.host_link_gbps * 1e3;  // 1 GB/s = 1e3 bytes per us
-  return cli::run_guarded("loom-sim", [&] { return run_sim(options); });
+  options.sim.cuda_graphs = options.cuda_graphs == "on";
+  return cli::run_guarded("loom-sim", [&] {
+    if (options.device_model == "gpu") options.sim.gpu = loom::sim::gpu_device(options.gpu);
+    return run_sim(options);
+  });
 }

@@ -76,8 +76,9 @@ class SchedulingPolicy {
 
 // Tuning of the idle-time policy; its constructor checks it.
 struct PolicyOptions {
-  // idle-time: a candidate passed over this many times (StepCandidate::passed_over) is taken
-  // next, before any estimate. At least 1.
+  // idle-time: a candidate passed over max(starvation_limit, n - 1) times
+  // (StepCandidate::passed_over; n candidates at the decision, so at least one full turn of the
+  // others) is taken next, before any estimate. At least 1.
   std::uint32_t starvation_limit = 8;
   // idle-time: Steps of each request the estimate looks at: its next Step and up to window - 1
   // of its lookahead. 1 judges each candidate by its own Step alone. 1 to kMaxLookahead + 1.
@@ -124,13 +125,15 @@ class StreamsPolicy final : public RoundRobinPolicy {
 // least goes next. docs/simulator.md ("The idle-time policy") states the estimate exactly:
 //   - on a device whose Steps cannot overlap (AcceleratorState::steps_overlap false: the CPU
 //     backend) there is no idle to save: the earliest arrival goes next, as under FIFO;
-//   - starvation guard: the candidate passed over most, once that is >= starvation_limit, goes
-//     next (ties: earliest arrival);
+//   - starvation guard: the candidate passed over most, once that is >= max(starvation_limit,
+//     n - 1) among n candidates, goes next (ties: earliest arrival). n - 1: served in turn, each
+//     of n candidates is passed over n - 1 times, so no order keeps every one below a lower limit;
 //   - otherwise each candidate is scored by placing its Step on a copy of the accelerator state
 //     and then, up to window - 1 more times, the Step (of any request, each request's Steps in
 //     order, within its window) that idles the resources least; the score is the idle those
-//     placements cause, total first, memory idle second; the smallest wins, ties to the earliest
-//     arrival. A window of 1 is the plain greedy choice;
+//     placements cause, total first, memory idle second; the smallest wins, ties to the candidate
+//     passed over most, then the earliest arrival (the guard's order: equally good candidates take
+//     turns, so they do not all reach the guard at once). A window of 1 is the plain greedy choice;
 //   - blocks (block_us > 0): a chosen small Step starts a unit; the request's following small
 //     Steps are answered without scoring or guard while the unit stays below block_us.
 class IdleTimePolicy final : public SchedulingPolicy {

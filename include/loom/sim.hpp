@@ -40,6 +40,69 @@
 
 namespace loom::sim {
 
+// --- The GPU device model (loom-sim --device-model gpu; docs/simulator.md, "The GPU model") ---
+
+// A GPU as the model sees it, from published specifications (profiles/gpu/*.json name theirs).
+struct GpuDevice {
+  std::string name;    // e.g. "h100-sxm"
+  std::string source;  // where the figures come from (datasheet, whitepaper, CUDA guide table)
+  int sm_count = 0;
+  // Per SM (the CUDA occupancy calculator's inputs, compute capability table of the CUDA guide).
+  int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
+  int registers_per_sm = 65536;
+  int register_allocation_unit = 256;  // registers, per warp
+  int max_registers_per_thread = 255;
+  std::uint64_t shared_bytes_per_sm = 0;                 // usable by blocks (the opt-in carve-out)
+  std::uint64_t shared_bytes_per_block_max = 0;          // opt-in maximum of one block
+  std::uint64_t shared_bytes_reserved_per_block = 1024;  // the driver's reserve per resident block (sm_80+)
+  int max_threads_per_block = 1024;
+  int warp_size = 32;
+  // Throughput of the whole GPU (FLOP/s, dense) and of its DRAM (bytes/s).
+  double peak_flops_f32 = 0;  // FP32 on the CUDA cores (non-tensor)
+  double peak_flops_f16 = 0;  // FP16 tensor cores, dense
+  double dram_bytes_per_s = 0;
+  // L2 cache: the on-chip capacity the policy's estimate is given, as the executor gives the
+  // CUDA backend's (CudaBackend::onchip_bytes). The model itself counts every access as DRAM.
+  std::uint64_t l2_bytes = 0;
+  // One SM can draw at most this many times its even share (dram_bytes_per_s / sm_count) of the
+  // DRAM bandwidth: a kernel on fewer SMs than this many times fewer still saturates DRAM.
+  // An estimate (documented in profiles/gpu/README.md); gpu-check's calibration corrects it.
+  double sm_bandwidth_share = 2.0;
+  // Host time of one kernel launch and of one CUDA graph launch (a Step replayed as a graph),
+  // and the device-side delay from a launch's end to its first block.
+  double launch_us = 2.5;
+  double graph_launch_us = 2.5;
+  double launch_latency_us = 1.0;
+};
+
+// One kernel launch as the model runs it.
+struct KernelSpec {
+  std::string name;
+  std::uint32_t blocks = 0;               // grid size (all dims multiplied)
+  std::uint32_t threads_per_block = 256;  // block size
+  std::uint32_t registers_per_thread = 32;
+  std::uint64_t shared_bytes_per_block = 0;  // static + dynamic
+  double flops = 0;                          // work of the whole grid
+  std::uint64_t bytes = 0;                   // DRAM bytes read + written by the whole grid
+  bool f16 = false;                          // its flops run at peak_flops_f16 (tensor cores)
+  // A persistent cooperative kernel: starts only when all its blocks can be resident at once and
+  // holds their SMs to its end (the recurrent device loops).
+  bool cooperative = false;
+};
+
+// Blocks of `kernel` one SM can hold (the occupancy calculator: threads/warps, registers with
+// their allocation unit, shared memory with the per-block reserve, the block limit); 0 when one
+// block does not fit on an SM at all.
+int blocks_per_sm(const GpuDevice& device, const KernelSpec& kernel);
+
+// The GPU descriptions shipped in profiles/gpu/ (h100-sxm, h100-pcie, h200, a100-sxm, l4), by
+// name, or a path to such a JSON file. Throws Error(invalid_argument) naming the file and field,
+// or, for an unknown name, listing the known ones.
+GpuDevice gpu_device(const std::string& name_or_path);
+std::vector<std::string> gpu_device_names();
+GpuDevice parse_gpu_device(std::istream& in, const std::string& source_name);
+
 struct SimStep {
   std::string name;
   double compute_us = 0;
@@ -52,6 +115,9 @@ struct SimStep {
   // after this Step is one; unset counts as false) instead of chosen by the rule. The boundary
   // after the last Step is never one.
   std::optional<bool> cancellation_point{};
+  // The GPU model: the Step's kernels, launched in order on its model's stream. Empty: one kernel
+  // derived from compute_us and memory_us (default_kernel()).
+  std::vector<KernelSpec> kernels{};
 };
 
 struct SimModel {
@@ -97,7 +163,40 @@ struct SimOptions {
   // live_bytes_after from its arrival (when it fits then) or the decision that gives it memory to
   // its last compute end, except while dumped or given back (docs/simulator.md).
   std::uint64_t device_memory_bytes = 0;
+  // The device model: unset, the source text's accelerator above; set, this GPU (docs/simulator.md,
+  // "The GPU model": Steps become kernel launches on their model's stream, blocks share SMs by
+  // occupancy and DRAM bandwidth by demand; on-chip capacity does not apply).
+  std::optional<GpuDevice> gpu{};
+  // GPU model: Steps launched and not yet finished, across all models, before the dispatcher
+  // waits for the oldest one (ExecutorOptions::max_inflight_steps; an unbounded policy such as
+  // "streams" launches everything at once).
+  std::size_t max_inflight_steps = 8;
+  // GPU model: each Step launched as one CUDA graph (GpuDevice::graph_launch_us) or kernel by
+  // kernel (launch_us each), on the one host dispatcher thread.
+  bool cuda_graphs = true;
 };
+
+// The kernel a Step without `kernels` becomes on `device`: flops = compute_us x peak_flops_f32,
+// bytes = memory_us x dram_bytes_per_s (so alone on the GPU it lasts max(compute_us, memory_us)),
+// one block of 256 threads and 32 registers per SM.
+KernelSpec default_kernel(const SimStep& step, const GpuDevice& device);
+
+// Kernels on the GPU model without a scheduler: each enters its stream's queue at at_us and
+// starts once the kernel before it on that stream has finished; the block scheduler then places
+// its blocks as docs/simulator.md describes. For the law tests and gpu-check's calibration.
+struct GpuLaunch {
+  KernelSpec kernel;
+  int stream = 0;
+  int priority = 0;  // stream priority: higher is dispatched first
+  double at_us = 0;
+};
+struct GpuKernelRun {
+  double start_us = 0;  // its first block starts
+  double end_us = 0;    // its last block ends
+};
+std::vector<GpuKernelRun> simulate_kernels(const GpuDevice& device, const std::vector<GpuLaunch>& launches);
+// `kernel` alone on an idle GPU: end - start of simulate_kernels with one launch.
+double kernel_alone_us(const GpuDevice& device, const KernelSpec& kernel);
 
 // One dispatched Step in the schedule.
 struct ScheduledStep {

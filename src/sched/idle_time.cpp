@@ -1,5 +1,6 @@
 // The idle-time policy of MISSION.md §1: starvation guard, then the candidate whose Step (and the
-// greedy continuation over every request's window after it) idles the two resources least.
+// greedy continuation over every request's window after it) idles the two resources least; equal
+// candidates go to the one waiting longest.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,11 +25,21 @@ struct Score {
   }
 };
 
-bool less(double total_a, double memory_a, std::uint64_t id_a, double total_b, double memory_b,
-          std::uint64_t id_b) noexcept {
+// The order of waiting: passed over more, then the earlier arrival. The guard takes the first
+// starved candidate in it, and it breaks ties between equal scores, so that equally good
+// candidates take turns: ties to the earliest arrival alone serve the oldest requests and starve
+// the rest, which then reach the guard together and are forced one after another whatever they
+// cost (docs/simulator.md, "The idle-time policy").
+bool waits_longer(const StepCandidate& a, const StepCandidate& b) noexcept {
+  if (a.passed_over != b.passed_over) return a.passed_over > b.passed_over;
+  return a.request_id < b.request_id;
+}
+
+bool less(double total_a, double memory_a, const StepCandidate& a, double total_b, double memory_b,
+          const StepCandidate& b) noexcept {
   if (total_a != total_b) return total_a < total_b;
   if (memory_a != memory_b) return memory_a < memory_b;
-  return id_a < id_b;
+  return waits_longer(a, b);
 }
 
 // The look-ahead's next placement: least idle, then least memory idle, then the one leaving the
@@ -103,15 +114,15 @@ std::size_t IdleTimePolicy::choose(std::span<const StepCandidate> candidates, co
                          [](const StepCandidate& a, const StepCandidate& b) { return a.request_id < b.request_id; }) -
         candidates.begin());
 
-  // Starvation guard: the most passed-over candidate at or past the limit, earliest arrival on ties.
+  // Starvation guard: the longest-waiting candidate at or past the limit. The limit is at least
+  // one full turn of the others (n - 1): n candidates served in turn are each passed over n - 1
+  // times, so a lower limit would fire at almost every decision and the guard, not the estimate,
+  // would set the order.
+  const std::uint64_t limit = std::max<std::uint64_t>(options_.starvation_limit, n - 1);
   std::size_t starved = n;
-  for (std::size_t i = 0; i < n; ++i) {
-    const StepCandidate& c = candidates[i];
-    if (c.passed_over < options_.starvation_limit) continue;
-    if (starved == n || c.passed_over > candidates[starved].passed_over ||
-        (c.passed_over == candidates[starved].passed_over && c.request_id < candidates[starved].request_id))
+  for (std::size_t i = 0; i < n; ++i)
+    if (candidates[i].passed_over >= limit && (starved == n || waits_longer(candidates[i], candidates[starved])))
       starved = i;
-  }
   if (starved < n) return starved;
 
   // With candidates in arrival order, an option idling nothing cannot be beaten by a later one.
@@ -134,18 +145,18 @@ std::size_t IdleTimePolicy::choose(std::span<const StepCandidate> candidates, co
     steps_[i] = static_cast<std::uint8_t>(window_steps(candidates[i], window));
   }
   std::sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
-    return less(first_compute_idle_[a] + first_memory_idle_[a], first_memory_idle_[a], candidates[a].request_id,
-                first_compute_idle_[b] + first_memory_idle_[b], first_memory_idle_[b], candidates[b].request_id);
+    return less(first_compute_idle_[a] + first_memory_idle_[a], first_memory_idle_[a], candidates[a],
+                first_compute_idle_[b] + first_memory_idle_[b], first_memory_idle_[b], candidates[b]);
   });
 
   cursor_.resize(n);
   std::size_t best = n;
   Score best_score{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
-  // A score only grows as a look-ahead goes on, and (total, memory, arrival) order is kept under
+  // A score only grows as a look-ahead goes on, and (total, memory, waiting) order is kept under
   // growth: a candidate whose partial score does not beat the best cannot win.
   const auto can_win = [&](const Score& score, std::size_t i) {
-    return best == n || less(score.total, score.memory, candidates[i].request_id, best_score.total, best_score.memory,
-                             candidates[best].request_id);
+    return best == n ||
+           less(score.total, score.memory, candidates[i], best_score.total, best_score.memory, candidates[best]);
   };
   for (std::size_t i : order_) {
     Score score;

@@ -1,10 +1,11 @@
-// Simulated models from real ones: the planner's Steps with their roofline or measured costs and
-// the live bytes of the memory plan at each boundary.
+// Simulated models from real ones: the planner's Steps with their roofline or measured costs, the
+// live bytes of the memory plan at each boundary and the kernels each Step launches on a GPU.
 #include "loom/error.hpp"
 #include "loom/sim.hpp"
 
-#include "sched/step_cost.hpp"
 #include "plan/compiled_model.hpp"
+#include "sched/step_cost.hpp"
+#include "sim/kernel_estimate.hpp"
 
 namespace loom::sim {
 
@@ -20,7 +21,8 @@ std::vector<SimModel> sim_models(const std::vector<Model>& models, DType compute
     sim.name = model.name;
     for (const plan::Step& step : compiled.steps)
       sim.steps.push_back({step.name, step.info.compute_us, step.info.memory_us, step.info.working_set_bytes,
-                           step.info.live_bytes_after, std::nullopt});
+                           step.info.live_bytes_after, std::nullopt,
+                           estimate_kernels(step.info, compute_dtype == DType::f16)});
     result.push_back(std::move(sim));
   }
   return result;
@@ -30,12 +32,10 @@ SimModel sim_model(const ModelInfo& info) {
   SimModel sim;
   sim.name = info.name;
   for (const StepInfo& step : info.steps) {
-    SimStep s{step.name,
-              step.compute_us,
-              step.memory_us,
-              step.working_set_bytes,
-              step.live_bytes_after,
-              step.cancellation_point};
+    SimStep s{step.name, step.compute_us, step.memory_us, step.working_set_bytes, step.live_bytes_after,
+              step.cancellation_point,
+              // ModelInfo does not say the compute dtype: the kernels are estimated for f32.
+              estimate_kernels(step, false)};
     // The sim runs a Step's memory phase, then its compute phase: the measured time split in the
     // roofline's proportion keeps the Step alone as long as measured.
     const StepCost cost = sched::scheduling_cost(step);

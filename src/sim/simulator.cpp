@@ -4,9 +4,11 @@
 // on the host CPU).
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -16,6 +18,8 @@
 #include "loom/sim.hpp"
 #include "sched/admission.hpp"
 #include "sched/cancellation.hpp"
+#include "sched/device_shadow.hpp"
+#include "sim/gpu_engine.hpp"
 #include "sim/workload_check.hpp"
 
 namespace loom::sim {
@@ -89,6 +93,12 @@ class Engine {
         options_(options),
         policy_(policy),
         timeline_(timeline) {
+    if (options.gpu) {
+      gpu_.emplace(*options.gpu);
+      AcceleratorState empty;
+      empty.onchip_capacity_bytes = options.gpu->l2_bytes;  // as the executor: the backend's on-chip size
+      shadow_ = sched::DeviceShadow(empty);
+    }
     arrival_of.assign(workload.requests.size(), 0.0);
     submitted_of.assign(workload.requests.size(), 0.0);
     host_start_of.assign(workload.requests.size(), 0.0);
@@ -116,6 +126,11 @@ class Engine {
   void choose_candidates(double now);
   void dispatch(std::size_t pick, double now, const AcceleratorState& state);
   void dump(std::size_t id, double now);
+  // The GPU model (SimOptions::gpu): Steps launched by the one host dispatcher thread onto their
+  // model's stream, finishing when the block scheduler says.
+  ScheduledStep launch_on_gpu(RequestState& chosen, const SimStep& step, double now, double ready);
+  void gpu_advance(double now);
+  void gpu_step_done(std::size_t record);
   double restore(RequestState& r, double ready);
   std::uint64_t paused_live_bytes(const RequestState& r) const {
     return workload_.models[r.model].steps[r.next_step - 1].live_bytes_after;
@@ -148,6 +163,21 @@ class Engine {
   double memory_free_at_ = 0, compute_free_at_ = 0, host_link_free_at_ = 0;
   double dump_release_at_ = 0;  // arenas freed by dumps are free once the dumps end
   double host_cpu_free_at_ = 0;
+
+  // GPU model state.
+  struct GpuStep {
+    std::size_t schedule_index = 0;  // into schedule
+    std::size_t request = 0;         // id
+    std::vector<std::size_t> kernels;
+    std::size_t unfinished = 0;
+    bool last = false;  // the request's last Step
+  };
+  std::optional<detail::GpuBlockScheduler> gpu_;
+  std::vector<GpuStep> gpu_steps_;
+  std::vector<std::size_t> step_of_kernel_;  // kernel id -> index into gpu_steps_
+  std::deque<std::size_t> inflight_;         // gpu_steps_ launched and not seen finished, in launch order
+  double host_free_at_ = 0;                  // the dispatcher thread is free to decide again
+  sched::DeviceShadow shadow_;               // the AcceleratorState the policy sees, as the executor keeps it
 };
 
 // A request is submitted: with a host stage it queues for the host CPU, otherwise it is known to
@@ -370,31 +400,41 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
   }
 
   ScheduledStep s;
-  s.request = chosen.workload_index;
-  s.step = chosen.next_step;
-  s.decided_us = now;
-  s.memory_start_us = capacity_ready_at(held_, step.onchip_bytes, workload_.onchip_capacity_bytes, ready);
-  s.memory_end_us = s.memory_start_us + step.memory_us;
-  s.compute_start_us = std::max({s.memory_end_us, compute_free_at_, chosen.last_compute_end_us});
-  s.compute_end_us = s.compute_start_us + step.compute_us;
-  memory_free_at_ = s.memory_end_us;
-  compute_free_at_ = s.compute_end_us;
-  chosen.last_compute_end_us = s.compute_end_us;
+  if (gpu_) {
+    s = launch_on_gpu(chosen, step, now, ready);
+  } else {
+    s.request = chosen.workload_index;
+    s.step = chosen.next_step;
+    s.decided_us = now;
+    s.memory_start_us = capacity_ready_at(held_, step.onchip_bytes, workload_.onchip_capacity_bytes, ready);
+    s.memory_end_us = s.memory_start_us + step.memory_us;
+    s.compute_start_us = std::max({s.memory_end_us, compute_free_at_, chosen.last_compute_end_us});
+    s.compute_end_us = s.compute_start_us + step.compute_us;
+    memory_free_at_ = s.memory_end_us;
+    compute_free_at_ = s.compute_end_us;
+    chosen.last_compute_end_us = s.compute_end_us;
+  }
   chosen.passed_over = 0;  // its next Step is a new candidate
   if (chosen.open_pause >= 0) {
-    preemptions[static_cast<std::size_t>(chosen.open_pause)].resumed_at_us = s.memory_start_us;
+    // GPU model: it resumes when its next Step's launch ends (its kernels' start is not known yet).
+    const double resumed = gpu_ ? host_free_at_ : s.memory_start_us;
+    preemptions[static_cast<std::size_t>(chosen.open_pause)].resumed_at_us = resumed;
     chosen.open_pause = -1;
-    add_event("resume", chosen, s.memory_start_us, 0, false,
+    add_event("resume", chosen, resumed, 0, false,
               {{"step", std::to_string(s.step)}, {"decision", std::to_string(schedule.size())}});
   }
   ++chosen.next_step;
   if (chosen.next_step == workload_.models[chosen.model].steps.size()) {
     std::erase(live_, id);
-    finish_of_[id] = s.compute_end_us;
-    for (std::size_t f : followers_[chosen.workload_index])
-      submit(s.compute_end_us + workload_.requests[f].arrival_us, f);
+    if (!gpu_) {  // the GPU model learns the end when the last kernel finishes (gpu_step_done)
+      finish_of_[id] = s.compute_end_us;
+      for (std::size_t f : followers_[chosen.workload_index])
+        submit(s.compute_end_us + workload_.requests[f].arrival_us, f);
+    } else {
+      gpu_steps_.back().last = true;
+    }
   }
-  if (step.onchip_bytes > 0) held_.push_back({s.compute_end_us, step.onchip_bytes});
+  if (!gpu_ && step.onchip_bytes > 0) held_.push_back({s.compute_end_us, step.onchip_bytes});
 
   if (timeline_) {
     const std::string step_name = step_label(workload_, s, chosen.model);
@@ -415,15 +455,106 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
                                                           {"step", std::to_string(s.step)},
                                                           {"step_name", step.name},
                                                           {"onchip_bytes", std::to_string(step.onchip_bytes)}};
-    TraceEvent memory{step_name, "step", "sim:memory", s.memory_start_us, step.memory_us, step_args};
-    memory.args["phase"] = "memory";
-    memory.args["capacity_wait_us"] = number_text(s.memory_start_us - ready);
-    timeline_->add(std::move(memory));
-    TraceEvent compute{step_name, "step", "sim:compute", s.compute_start_us, step.compute_us, step_args};
-    compute.args["phase"] = "compute";
-    timeline_->add(std::move(compute));
+    if (!gpu_) {  // the GPU model adds its kernels when they have run (gpu_step_done)
+      TraceEvent memory{step_name, "step", "sim:memory", s.memory_start_us, step.memory_us, step_args};
+      memory.args["phase"] = "memory";
+      memory.args["capacity_wait_us"] = number_text(s.memory_start_us - ready);
+      timeline_->add(std::move(memory));
+      TraceEvent compute{step_name, "step", "sim:compute", s.compute_start_us, step.compute_us, step_args};
+      compute.args["phase"] = "compute";
+      timeline_->add(std::move(compute));
+    } else {
+      timeline_->add({"launch " + step_name, "launch", "host:dispatcher", now, host_free_at_ - now, step_args});
+    }
   }
   schedule.push_back(s);
+  if (!gpu_) return;
+
+  // As the executor's dispatcher (bound_inflight): at most max_inflight_steps Steps launched and
+  // unfinished under a bounded policy; past that the thread waits for the oldest one.
+  inflight_.push_back(gpu_steps_.size() - 1);
+  if (policy_.bounded())
+    while (inflight_.size() > options_.max_inflight_steps) {
+      const GpuStep& oldest = gpu_steps_[inflight_.front()];
+      double end = host_free_at_;
+      for (std::size_t k : oldest.kernels) end = std::max(end, gpu_->run_until_finished(k));
+      host_free_at_ = end;
+      inflight_.pop_front();
+    }
+  gpu_advance(host_free_at_);
+  while (!inflight_.empty() && gpu_steps_[inflight_.front()].unfinished == 0) inflight_.pop_front();
+  if (inflight_.empty()) shadow_.idle_at(host_free_at_);
+}
+
+ScheduledStep Engine::launch_on_gpu(RequestState& chosen, const SimStep& step, double now, double ready) {
+  const GpuDevice& device = *options_.gpu;
+  ScheduledStep s;
+  s.request = chosen.workload_index;
+  s.step = chosen.next_step;
+  s.decided_us = now;
+  GpuStep record;
+  record.schedule_index = schedule.size();
+  record.request = static_cast<std::size_t>(&chosen - requests_.data());
+  const std::vector<KernelSpec> kernels =
+      step.kernels.empty() ? std::vector<KernelSpec>{default_kernel(step, device)} : step.kernels;
+  double t = std::max(now, ready);
+  if (options_.cuda_graphs) t += device.graph_launch_us;
+  gpu_->advance_to(now);
+  for (const KernelSpec& kernel : kernels) {
+    if (!options_.cuda_graphs) t += device.launch_us;
+    // One stream per model, as the executor's; its priority is the request's class.
+    record.kernels.push_back(gpu_->launch(kernel, static_cast<int>(chosen.model), chosen.priority, t));
+    step_of_kernel_.push_back(gpu_steps_.size());
+  }
+  record.unfinished = record.kernels.size();
+  host_free_at_ = t;
+  gpu_steps_.push_back(std::move(record));
+  // Times are filled in when the kernels have run; until then the Step counts as unfinished.
+  s.memory_start_us = s.compute_start_us = t;
+  s.memory_end_us = s.compute_end_us = kNever;
+  shadow_.launch({step.compute_us, step.memory_us, step.onchip_bytes});
+  return s;
+}
+
+// Runs the GPU up to `now` and takes note of every Step that finished by then.
+void Engine::gpu_advance(double now) {
+  gpu_->advance_to(now);
+  for (std::size_t k : gpu_->take_finished()) {
+    GpuStep& record = gpu_steps_[step_of_kernel_[k]];
+    if (--record.unfinished == 0) gpu_step_done(step_of_kernel_[k]);
+  }
+}
+
+void Engine::gpu_step_done(std::size_t index) {
+  const GpuStep& record = gpu_steps_[index];
+  ScheduledStep& s = schedule[record.schedule_index];
+  double start = kNever, end = 0;
+  for (std::size_t k : record.kernels) {
+    start = std::min(start, gpu_->start_us(k));
+    end = std::max(end, gpu_->end_us(k));
+  }
+  s.memory_start_us = s.compute_start_us = start;
+  s.memory_end_us = s.compute_end_us = end;
+  RequestState& r = requests_[record.request];
+  r.last_compute_end_us = std::max(r.last_compute_end_us, end);
+  if (timeline_) {
+    const SimModel& model = workload_.models[r.model];
+    for (std::size_t i = 0; i < record.kernels.size(); ++i) {
+      const std::size_t k = record.kernels[i];
+      timeline_->add({step_label(workload_, s, r.model) + (record.kernels.size() > 1 ? "." + std::to_string(i) : ""),
+                      "kernel",
+                      "gpu:stream " + model.name,
+                      gpu_->start_us(k),
+                      gpu_->end_us(k) - gpu_->start_us(k),
+                      {{"model", model.name},
+                       {"request", std::to_string(s.request)},
+                       {"step", std::to_string(s.step)},
+                       {"step_name", model.steps[s.step].name}}});
+    }
+  }
+  if (!record.last) return;
+  finish_of_[record.request] = end;
+  for (std::size_t f : followers_[r.workload_index]) submit(end + workload_.requests[f].arrival_us, f);
 }
 
 void Engine::run() {
@@ -442,8 +573,9 @@ void Engine::run() {
     // A scheduling point: the memory resource can take the next Step. When no request may run
     // (none live, or none whose arena fits), time jumps to the next arrival, host-stage
     // submission or arena release.
-    double now = memory_free_at_;
+    double now = gpu_ ? host_free_at_ : memory_free_at_;
     for (;;) {
+      if (gpu_) gpu_advance(now);
       run_host_stages(now);
       admit(now);
       release_arenas(now);
@@ -452,6 +584,7 @@ void Engine::run() {
       double next = pending_.empty() ? kNever : pending_.begin()->first;
       if (!host_queue_.empty()) next = std::min(next, host_queue_.begin()->first);
       for (std::size_t id : holders_) next = std::min(next, finish_of_[id]);
+      if (gpu_) next = std::min(next, gpu_->next_event_time());
       if (!(next > now) || next == kNever)
         throw Error(ErrorCode::internal, "simulator: no request can run at " + number_text(now) + " us");
       now = next;
@@ -484,11 +617,16 @@ void Engine::run() {
     std::erase_if(held_, [&](const Reservation& r) { return r.release_us <= now; });
 
     AcceleratorState state;
-    state.now_us = now;
-    state.compute_free_at_us = compute_free_at_;
-    state.memory_free_at_us = memory_free_at_;
-    for (const auto& r : held_) state.onchip_used_bytes += r.bytes;
-    state.onchip_capacity_bytes = workload_.onchip_capacity_bytes;
+    if (gpu_) {  // as the executor: the launched Steps placed by their estimated costs
+      shadow_.advance_to(now);
+      state = shadow_.state();
+    } else {
+      state.now_us = now;
+      state.compute_free_at_us = compute_free_at_;
+      state.memory_free_at_us = memory_free_at_;
+      for (const auto& r : held_) state.onchip_used_bytes += r.bytes;
+      state.onchip_capacity_bytes = workload_.onchip_capacity_bytes;
+    }
 
     const std::size_t pick = policy_.pick(candidates_, state);
     if (pick >= candidates_.size())
@@ -499,6 +637,24 @@ void Engine::run() {
     dispatch(pick, now, state);
     --steps_left;
   }
+  if (gpu_) {
+    gpu_->run_until_idle();
+    gpu_advance(gpu_->now());
+  }
+}
+
+// The work of one Step on each resource: its compute_us and memory_us; with the GPU model and
+// kernels given, their flops at the GPU's peak and their bytes at its DRAM bandwidth.
+std::pair<double, double> step_work_us(const SimStep& step, const SimOptions& options) {
+  if (!options.gpu || step.kernels.empty()) return {step.compute_us, step.memory_us};
+  const GpuDevice& gpu = *options.gpu;
+  double compute = 0, memory = 0;
+  for (const KernelSpec& k : step.kernels) {
+    const double peak = k.f16 && gpu.peak_flops_f16 > 0 ? gpu.peak_flops_f16 : gpu.peak_flops_f32;
+    compute += k.flops / peak * 1e6;
+    memory += static_cast<double>(k.bytes) / gpu.dram_bytes_per_s * 1e6;
+  }
+  return {compute, memory};
 }
 
 }  // namespace
@@ -555,6 +711,12 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy, const Sim
     throw Error(ErrorCode::invalid_argument,
                 "simulator options: host_link_bytes_per_us must be a positive number, got " +
                     number_text(options.host_link_bytes_per_us));
+  if (options.gpu && options.device_memory_bytes > 0)
+    throw Error(ErrorCode::invalid_argument,
+                "simulator options: device_memory_bytes (request arenas, dumps and restores) is not modelled with the "
+                "GPU device model; leave it 0");
+  if (options.gpu && options.max_inflight_steps == 0)
+    throw Error(ErrorCode::invalid_argument, "simulator options: max_inflight_steps must be at least 1");
   std::vector<ModelFacts> facts;
   for (const SimModel& model : workload.models)
     facts.push_back({cancellation_points(model, options), arena_bytes(model)});
@@ -598,9 +760,9 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy, const Sim
   double first_arrival = std::numeric_limits<double>::infinity(), last_end = 0;
   for (const RequestResult& rr : result.requests) first_arrival = std::min(first_arrival, rr.arrival_us);
   for (const ScheduledStep& s : result.schedule) {
-    const SimStep& step = workload.models[model_of[s.request]].steps[s.step];
-    result.compute_busy_us += step.compute_us;
-    result.memory_busy_us += step.memory_us;
+    const auto [compute_us, memory_us] = step_work_us(workload.models[model_of[s.request]].steps[s.step], options);
+    result.compute_busy_us += compute_us;
+    result.memory_busy_us += memory_us;
     last_end = std::max(last_end, s.compute_end_us);
   }
   if (!workload.requests.empty()) result.makespan_us = last_end - first_arrival;

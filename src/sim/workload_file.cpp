@@ -119,11 +119,42 @@ class Reader {
   std::string source_;
 };
 
+// One entry of a Step's "kernels" (the GPU model's launch; KernelSpec).
+KernelSpec read_kernel(const Reader& in, const json& value, const std::string& field, const std::string& step) {
+  in.expect_object(value, field);
+  in.only_keys(value, field,
+               {"name", "blocks", "threads_per_block", "registers_per_thread", "shared_bytes_per_block", "flops",
+                "bytes", "f16", "cooperative"});
+  KernelSpec k;
+  k.name = in.string_field(value, field, "name", &step);
+  if (!value.contains("blocks")) in.fail(Reader::join(field, "blocks"), "missing (the grid size is required)");
+  k.blocks = static_cast<std::uint32_t>(in.integer_field(value, field, "blocks", 1, 1, 2147483647.0));
+  k.threads_per_block =
+      static_cast<std::uint32_t>(in.integer_field(value, field, "threads_per_block", k.threads_per_block, 1, 1024));
+  k.registers_per_thread = static_cast<std::uint32_t>(
+      in.integer_field(value, field, "registers_per_thread", k.registers_per_thread, 1, 255));
+  k.shared_bytes_per_block = in.bytes_field(value, field, "shared_bytes_per_block");
+  // FLOPs: a finite count >= 0.
+  if (const auto it = value.find("flops"); it != value.end()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+      in.fail(Reader::join(field, "flops"), "expected a finite number >= 0");
+    k.flops = it->get<double>();
+  }
+  k.bytes = in.bytes_field(value, field, "bytes");
+  for (const char* flag : {"f16", "cooperative"})
+    if (const auto it = value.find(flag); it != value.end()) {
+      if (!it->is_boolean()) in.fail(Reader::join(field, flag), "expected true or false");
+      (std::string(flag) == "f16" ? k.f16 : k.cooperative) = it->get<bool>();
+    }
+  return k;
+}
+
 SimStep read_step(const Reader& in, const json& value, const std::string& field, std::size_t index,
                   std::uint64_t capacity, const std::string& model) {
   in.expect_object(value, field);
-  in.only_keys(value, field,
-               {"name", "compute_us", "memory_us", "onchip_bytes", "live_bytes_after", "cancellation_point"});
+  in.only_keys(
+      value, field,
+      {"name", "compute_us", "memory_us", "onchip_bytes", "live_bytes_after", "cancellation_point", "kernels"});
   SimStep step;
   const std::string default_name = "step" + std::to_string(index);
   step.name = in.string_field(value, field, "name", &default_name);
@@ -134,6 +165,11 @@ SimStep read_step(const Reader& in, const json& value, const std::string& field,
   if (const auto it = value.find("cancellation_point"); it != value.end()) {
     if (!it->is_boolean()) in.fail(Reader::join(field, "cancellation_point"), "expected true or false");
     step.cancellation_point = it->get<bool>();
+  }
+  if (value.contains("kernels")) {
+    const json& kernels = in.array_field(value, field, "kernels");
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+      step.kernels.push_back(read_kernel(in, kernels[k], field + ".kernels[" + std::to_string(k) + "]", step.name));
   }
   if (capacity > 0 && step.onchip_bytes > capacity)
     in.fail(Reader::join(field, "onchip_bytes"),
@@ -270,6 +306,19 @@ std::string workload_json(const Workload& workload) {
       s["onchip_bytes"] = step.onchip_bytes;
       if (step.live_bytes_after > 0) s["live_bytes_after"] = step.live_bytes_after;
       if (step.cancellation_point) s["cancellation_point"] = *step.cancellation_point;
+      for (const KernelSpec& k : step.kernels) {
+        nlohmann::ordered_json kernel;
+        kernel["name"] = k.name;
+        kernel["blocks"] = k.blocks;
+        kernel["threads_per_block"] = k.threads_per_block;
+        kernel["registers_per_thread"] = k.registers_per_thread;
+        kernel["shared_bytes_per_block"] = k.shared_bytes_per_block;
+        kernel["flops"] = k.flops;
+        kernel["bytes"] = k.bytes;
+        if (k.f16) kernel["f16"] = true;
+        if (k.cooperative) kernel["cooperative"] = true;
+        s["kernels"].push_back(std::move(kernel));
+      }
       m["steps"].push_back(std::move(s));
     }
     doc["models"].push_back(std::move(m));

@@ -4,6 +4,7 @@
 // the comment above it from the rules in sim.hpp and the estimate in docs/simulator.md.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -153,17 +154,29 @@ TEST(SchedPolicies, IdleTimeDoesNotInterleaveWhereStepsCannotOverlap) {
   EXPECT_EQ(policy.pick(reversed, state), 1u) << "the earlier request, wherever it is listed";
 }
 
-// A window of 1 judges each candidate by its own Step: at t=2 L12 and L21 both idle nothing
-// (L12 m[2,4] and L21 m[2,6] against compute free 6), the tie goes to the earlier arrival, L12,
-// and the capacity stall that follows (L21 waits [4,6]) is not seen: FIFO's schedule, 16.
-// With the window, L12's follow-up stall is counted (see above) and the models interleave.
+// A window of 1 judges each candidate by its own Step. Here lstm arrives at 2, so at t=2 its L21
+// has waited no longer than cnn's L12 (both passed over 0 times):
+//   t=0  only L11: m[0,2] c[2,6].
+//   t=2  L12 m[2,4] and L21 m[2,6] both idle nothing against compute free 6; the tie goes to the
+//        earlier arrival, L12, and the capacity stall that follows (L21 waits [4,6] for L11's
+//        bytes) is not seen: L21 m[6,10] c[10,12], L22 m[10,14] c[14,16]. FIFO's schedule, 16.
+// With the window, L12's follow-up stall is counted (IdleTimeInterleavesTheMissionExample) and
+// the models interleave: 14 (the times are those of both arriving at 0; lstm's latency is 12).
+// With both arriving at 0 (the mission example itself), L21 was passed over at t=0 (L11 went)
+// and wins the tie at t=2 by waiting longer: window 1 interleaves too, the source text's order.
 TEST(SchedPolicies, WindowSeesTheStallAGreedyChoiceCauses) {
+  Workload late_lstm = mission_example();
+  late_lstm.requests[1].arrival_us = 2;
   IdleTimePolicy greedy = idle_time(1);
-  expect_schedule(simulate(mission_example(), greedy), kFifo);
+  expect_schedule(simulate(late_lstm, greedy), kFifo);
   for (std::size_t window = 2; window <= kMaxLookahead + 1; ++window) {
     IdleTimePolicy policy = idle_time(window);
+    const SimResult r = simulate(late_lstm, policy);
+    expect_schedule(r, kInterleaved);
+    EXPECT_DOUBLE_EQ(r.makespan_us, 14) << "window " << window;
     EXPECT_DOUBLE_EQ(simulate(mission_example(), policy).makespan_us, 14) << "window " << window;
   }
+  expect_schedule(simulate(mission_example(), greedy), kInterleaved);
 }
 
 // The simulator shows each candidate's next Steps (up to kMaxLookahead) in model order.
@@ -257,6 +270,87 @@ TEST(SchedPolicies, StarvationGuardFiresAfterExactlyNPasses) {
   IdleTimePolicy never = idle_time(1, 100);
   EXPECT_EQ(dispatch_order(simulate(w, never)),
             (std::vector<Dispatch>{{1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {0, 0}}));
+}
+
+// Equal scores go to the candidate waiting longest (passed over most), then to the earlier
+// arrival: the guard's order. Two candidates of one Step each on an idle device.
+//   a, b both m1 c1: each idles 1 (compute waits for its load); with window 4 each is followed by
+//   the other, m[1,2] vs compute free 2: 0. Equal: the longer waiting, else the earlier.
+//   b m2 c1: window 1: a idles 1, b 2 -> a, however long b waited. Window 4: a (1) then b
+//   (m[1,3] vs compute free 2: 1) = 2; b (2) then a (m[2,3] vs 3: 0) = 2: equal again -> b.
+TEST(SchedPolicies, IdleTimeTieGoesToTheLongestWaiting) {
+  StepCandidate a, b;
+  a.request_id = 0;
+  b.request_id = 1;
+  for (StepCandidate* c : {&a, &b}) {
+    c->step_count = 1;
+    c->compute_us = 1;
+    c->memory_us = 1;
+  }
+  const AcceleratorState idle_device;
+  for (std::size_t window : {std::size_t{1}, std::size_t{4}}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    IdleTimePolicy policy = idle_time(window);
+    a.passed_over = b.passed_over = 2;
+    b.memory_us = 1;
+    EXPECT_EQ(policy.pick(std::array{a, b}, idle_device), 0u) << "equal waiting: the earlier arrival";
+    b.passed_over = 3;
+    EXPECT_EQ(policy.pick(std::array{a, b}, idle_device), 1u) << "b has waited longer";
+    EXPECT_EQ(policy.pick(std::array{b, a}, idle_device), 0u) << "wherever it is listed";
+    b.memory_us = 2;
+    EXPECT_EQ(policy.pick(std::array{a, b}, idle_device), window == 1 ? 0u : 1u);
+  }
+}
+
+// A, B, C at 0, two Steps each (m1 c1, 0 B); window 1. Every Step idles nothing once the first
+// computes, so every decision after the first is a tie and the requests take turns:
+//   t=0  all idle 1 (m[0,1] vs compute free 0), none has waited  -> A0 m[0,1] c[1,2]
+//   t=1  A1 (passed 0), B0 (1), C0 (1): all m[1,2] vs 2: 0       -> B0 m[1,2] c[2,3]
+//   t=2  A1 (1), B1 (0), C0 (2)                                 -> C0 m[2,3] c[3,4]
+//   t=3  A1 (2), B1 (1), C1 (0)                                 -> A1 m[3,4] c[4,5]
+//   t=4  B1 (2), C1 (1) -> B1 m[4,5] c[5,6];  t=5  C1 m[5,6] c[6,7].
+// (Ties to the earliest arrival alone would run A, B, C one after another.)
+TEST(SchedPolicies, IdleTimeEqualCandidatesTakeTurns) {
+  Workload w;
+  const SimStep s{"s", 1, 1, 0};
+  w.models = {{"A", {s, s}}, {"B", {s, s}}, {"C", {s, s}}};
+  w.requests = {{"A", 0, 0}, {"B", 0, 0}, {"C", 0, 0}};
+  IdleTimePolicy policy = idle_time(1);
+  expect_schedule(simulate(w, policy), {{0, 0, 0, 0, 1, 1, 2},
+                                        {1, 0, 1, 1, 2, 2, 3},
+                                        {2, 0, 2, 2, 3, 3, 4},
+                                        {0, 1, 3, 3, 4, 4, 5},
+                                        {1, 1, 4, 4, 5, 5, 6},
+                                        {2, 1, 5, 5, 6, 6, 7}});
+}
+
+// The guard's limit is at least one full turn of the others (n - 1 for n candidates): served in
+// turn, each of n candidates is passed over n - 1 times, so a lower limit cannot be kept by any
+// order. big (one Step m10 c10, request 0), S1 and S2 (three Steps m1 c1 each) at 0, 0 B;
+// window 1, starvation_limit 1, so with three candidates the guard fires at 2 passes:
+//   t=0  big: compute idle 10; S1_0, S2_0: 1 each, tie to the earlier     -> S1_0 m[0,1] c[1,2]
+//   t=1  big (passed 1 < 2): m[1,11] vs compute free 2: 9; S1_1 (0), S2_0 (1): 0 -> S2_0 m[1,2] c[2,3]
+//   t=2  big passed over 2 times: the guard                              -> big m[2,12] c[12,22]
+//   t=12 two candidates, limit max(1, 1) = 1: S1_1 (passed 2)            -> S1_1 m[12,13] c[22,23]
+//   t=13 S2_1 (passed 2) -> m[13,14] c[23,24];  t=14 S1_2 (passed 1) -> m[14,15] c[24,25];
+//   t=15 S2_2 alone -> m[15,16] c[25,26].
+TEST(SchedPolicies, StarvationGuardCountsAFullTurn) {
+  Workload w;
+  const SimStep s{"s", 1, 1, 0};
+  w.models = {{"big", {{"b", 10, 10, 0}}}, {"S1", {s, s, s}}, {"S2", {s, s, s}}};
+  w.requests = {{"big", 0, 0}, {"S1", 0, 0}, {"S2", 0, 0}};
+  IdleTimePolicy limit1 = idle_time(1, 1);
+  RecordingWrapper recorder(limit1);
+  expect_schedule(simulate(w, recorder), {{1, 0, 0, 0, 1, 1, 2},
+                                          {2, 0, 1, 1, 2, 2, 3},
+                                          {0, 0, 2, 2, 12, 12, 22},
+                                          {1, 1, 12, 12, 13, 22, 23},
+                                          {2, 1, 13, 13, 14, 23, 24},
+                                          {1, 2, 14, 14, 15, 24, 25},
+                                          {2, 2, 15, 15, 16, 25, 26}});
+  ASSERT_GE(recorder.decisions.size(), 3u);
+  EXPECT_EQ(recorder.decisions[1].candidates[0].passed_over, 1u) << "big passed over once, not yet forced";
+  EXPECT_EQ(recorder.decisions[2].candidates[0].passed_over, 2u);
 }
 
 // X (three Steps m4 c1) at 0, Y (one Step m1 c3) at 5; default idle-time (window 4).
@@ -384,7 +478,7 @@ TEST(SchedPolicies, EveryPolicyOnTheExecutorMatchesIsolatedRuns) {
   };
   std::vector<Config> configs;
   for (const auto& name : policy_names()) configs.push_back({name, {}});
-  configs.push_back({"idle-time", {1, 2, 1e9}});  // guard after one pass; every Step in a block
+  configs.push_back({"idle-time", {1, 2, 1e9}});  // guard after a full turn; every Step in a block
   for (const auto& config : configs) {
     SCOPED_TRACE(config.policy + " block_us " + std::to_string(config.options.block_us));
     ExecutorOptions options = base;

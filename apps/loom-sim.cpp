@@ -323,6 +323,11 @@ int run_sim(SimOptions options) {
   // Without priorities every request is normal: the baseline the priority runs are compared with.
   if (options.ignore_priorities)
     for (auto& request : workload.requests) request.priority = 0;
+  if (!options.export_workload.empty()) {
+    std::ofstream out(options.export_workload);
+    out << loom::sim::workload_json(workload);
+    if (!out) throw cli::UsageError("--exportWorkload: cannot write '" + options.export_workload + "'");
+  }
   if (options.compare) return run_compare(workload, options, source);
   auto policy = loom::make_policy(options.policy, options.policy_options);
   const loom::sim::SimResult result = loom::sim::simulate(workload, *policy, options.sim);
@@ -335,11 +340,6 @@ int run_sim(SimOptions options) {
                  "(docs/simulator.md, \"Priorities and preemption\").\n",
                  example.c_str());
 
-  if (!options.export_workload.empty()) {
-    std::ofstream out(options.export_workload);
-    out << loom::sim::workload_json(workload);
-    if (!out) throw cli::UsageError("--exportWorkload: cannot write '" + options.export_workload + "'");
-  }
   if (!options.export_trace.empty()) result.timeline.write_chrome_trace(options.export_trace);
 
   if (options.json)

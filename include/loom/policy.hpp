@@ -57,6 +57,11 @@ struct AcceleratorState {
   // (the CPU backend): interleaving requests then overlaps nothing and only costs cache
   // locality, so a policy that interleaves for overlap should not.
   bool steps_overlap = true;
+  // Whether each model's Steps run in launch order on the model's one stream (the executor; the
+  // simulator's GPU model), so that Steps of two requests of one model never overlap each other:
+  // interleaving them only delays the older request. False on the source text's accelerator,
+  // where the next request's load may overlap the previous one's compute.
+  bool one_stream_per_model = false;
 };
 
 class SchedulingPolicy {
@@ -136,6 +141,17 @@ class StreamsPolicy final : public RoundRobinPolicy {
 //     turns, so they do not all reach the guard at once). A window of 1 is the plain greedy choice;
 //   - blocks (block_us > 0): a chosen small Step starts a unit; the request's following small
 //     Steps are answered without scoring or guard while the unit stays below block_us.
+namespace detail {
+// What a look-ahead of the idle-time policy costs (src/sched/idle_time.cpp): the idle it causes,
+// total and on the memory resource, and how far apart the two resources' free times are after
+// each placement, summed.
+struct IdleTimeScore {
+  double total = 0;
+  double memory = 0;
+  double imbalance = 0;
+};
+}  // namespace detail
+
 class IdleTimePolicy final : public SchedulingPolicy {
  public:
   // Throws Error(invalid_argument) for a starvation_limit of 0, a window outside
@@ -153,8 +169,12 @@ class IdleTimePolicy final : public SchedulingPolicy {
   // Scratch, per candidate, kept to avoid allocating per decision: its Steps placed in the
   // current look-ahead, its Steps within the window, the idle of its own Step, the look order.
   std::vector<std::uint8_t> cursor_, steps_;
-  std::vector<double> first_compute_idle_, first_memory_idle_;
+  std::vector<detail::IdleTimeScore> first_;  // each candidate's own Step
   std::vector<std::size_t> order_;
+  // Candidates left out of this decision (a younger request of a model, one_stream_per_model)
+  // and each model's oldest candidate.
+  std::vector<std::uint8_t> excluded_;
+  std::vector<std::size_t> oldest_;
   // The unit in progress: its request, the Step expected next, and the time its Steps add up to.
   bool block_active_ = false;
   std::uint64_t block_request_ = 0;

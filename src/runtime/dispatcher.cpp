@@ -40,6 +40,8 @@ class Executor::Impl::Dispatcher {
     empty.onchip_capacity_bytes = impl.device->onchip_bytes();
     // A backend whose launches run to completion runs one Step at a time: nothing overlaps.
     empty.steps_overlap = !impl.device->capabilities().synchronous_launches;
+    // Each model's Steps go to the model's one stream (LoadedModel::stream()).
+    empty.one_stream_per_model = true;
     return empty;
   }
 

@@ -36,7 +36,8 @@ class DeviceShadow {
         memory_free_(state.memory_free_at_us),
         compute_free_(state.compute_free_at_us),
         capacity_(state.onchip_capacity_bytes),
-        overlap_(state.steps_overlap) {
+        overlap_(state.steps_overlap),
+        model_streams_(state.one_stream_per_model) {
     if (capacity_ > 0 && state.onchip_used_bytes > 0)
       push_hold(std::max(state.compute_free_at_us, state.now_us), state.onchip_used_bytes);
   }
@@ -80,7 +81,9 @@ class DeviceShadow {
     used_ = 0;
   }
 
-  AcceleratorState state() const noexcept { return {now_, compute_free_, memory_free_, used_, capacity_, overlap_}; }
+  AcceleratorState state() const noexcept {
+    return {now_, compute_free_, memory_free_, used_, capacity_, overlap_, model_streams_};
+  }
 
  private:
   // Pending releases, in release order (compute ends are dispatched in order, so appending
@@ -142,7 +145,8 @@ class DeviceShadow {
 
   double now_ = 0, memory_free_ = 0, compute_free_ = 0;
   std::uint64_t capacity_ = 0, used_ = 0;
-  bool overlap_ = true;  // AcceleratorState::steps_overlap, passed through
+  bool overlap_ = true;         // AcceleratorState::steps_overlap, passed through
+  bool model_streams_ = false;  // AcceleratorState::one_stream_per_model, passed through
   std::array<Hold, kMaxHolds> holds_{};
   std::size_t count_ = 0;
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "loom/error.hpp"
 #include "loom/policy.hpp"
@@ -15,15 +16,51 @@ namespace {
 using sched::DeviceShadow;
 using sched::Idle;
 
-// Idle summed over a look-ahead; compared total first, then memory idle.
-struct Score {
-  double total = 0;
-  double memory = 0;
-  void add(const Idle& idle) noexcept {
-    total += idle.total();
-    memory += idle.memory_us;
-  }
-};
+// What a look-ahead costs, compared in this order: the idle it causes (total, then memory idle),
+// then how far apart the two resources' free times are after each placement, summed (the idle it
+// leaves for later: a resource that runs ahead waits for the other at the end). Each part only
+// grows as placements are added.
+using Score = detail::IdleTimeScore;
+
+// `idle` of a placement: after it, compute is free imbalance_us after memory.
+void add(Score& score, const Idle& idle) noexcept {
+  score.total += idle.total();
+  score.memory += idle.memory_us;
+  score.imbalance += std::abs(idle.imbalance_us);
+}
+
+bool better(const Score& a, const Score& b) noexcept {
+  if (a.total != b.total) return a.total < b.total;
+  if (a.memory != b.memory) return a.memory < b.memory;
+  return a.imbalance < b.imbalance;
+}
+
+// Orders of a window searched in full while (candidates)^(window - 1) is at most this; beyond,
+// the look-ahead continues greedily. 128: two requests with any window, four with a window of 4.
+constexpr double kSearchLeaves = 128;
+
+// The least score over every order of `depth` more placements from `shadow` (each request's
+// Steps in model order, within its window), added to `partial`, into `best`. A branch stops as
+// soon as it is no better than `best` or worse than `bound` (the best other first choice).
+void search_orders(std::span<const StepCandidate> candidates, std::span<std::uint8_t> cursor,
+                   std::span<const std::uint8_t> steps, const DeviceShadow& shadow, std::size_t depth,
+                   const Score& partial, const Score& bound, Score& best) noexcept {
+  bool placed = false;
+  if (depth > 0)
+    for (std::size_t j = 0; j < candidates.size(); ++j) {
+      if (cursor[j] >= steps[j]) continue;
+      placed = true;
+      DeviceShadow next = shadow;
+      const StepCost step = cursor[j] == 0 ? candidates[j].cost() : candidates[j].lookahead[cursor[j] - 1];
+      Score score = partial;
+      add(score, next.place(step));
+      if (!better(score, best) || better(bound, score)) continue;
+      ++cursor[j];
+      search_orders(candidates, cursor, steps, next, depth - 1, score, bound, best);
+      --cursor[j];
+    }
+  if (!placed && better(partial, best)) best = partial;  // the windows are used up, or the depth
+}
 
 // The order of waiting: passed over more, then the earlier arrival. The guard takes the first
 // starved candidate in it, and it breaks ties between equal scores, so that equally good
@@ -33,13 +70,6 @@ struct Score {
 bool waits_longer(const StepCandidate& a, const StepCandidate& b) noexcept {
   if (a.passed_over != b.passed_over) return a.passed_over > b.passed_over;
   return a.request_id < b.request_id;
-}
-
-bool less(double total_a, double memory_a, const StepCandidate& a, double total_b, double memory_b,
-          const StepCandidate& b) noexcept {
-  if (total_a != total_b) return total_a < total_b;
-  if (memory_a != memory_b) return memory_a < memory_b;
-  return waits_longer(a, b);
 }
 
 // The look-ahead's next placement: least idle, then least memory idle, then the one leaving the
@@ -114,14 +144,33 @@ std::size_t IdleTimePolicy::choose(std::span<const StepCandidate> candidates, co
                          [](const StepCandidate& a, const StepCandidate& b) { return a.request_id < b.request_id; }) -
         candidates.begin());
 
+  // On a device that runs each model's Steps on one stream, only the oldest request of each
+  // model competes: a younger one's Steps would queue behind the older one's anyway, and taking
+  // turns with it only delays the older request (the same model's p99 grows, nothing overlaps).
+  excluded_.assign(n, 0);
+  std::size_t eligible = n;
+  if (state.one_stream_per_model) {
+    std::size_t models = 0;
+    for (const StepCandidate& c : candidates) models = std::max(models, c.model_index + 1);
+    oldest_.assign(models, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t& oldest = oldest_[candidates[i].model_index];
+      if (oldest == n || candidates[i].request_id < candidates[oldest].request_id) oldest = i;
+    }
+    for (std::size_t i = 0; i < n; ++i) excluded_[i] = oldest_[candidates[i].model_index] != i;
+    eligible = oldest_.size() - static_cast<std::size_t>(std::count(oldest_.begin(), oldest_.end(), n));
+    if (eligible == 1) return oldest_[candidates[0].model_index];
+  }
+
   // Starvation guard: the longest-waiting candidate at or past the limit. The limit is at least
   // one full turn of the others (n - 1): n candidates served in turn are each passed over n - 1
   // times, so a lower limit would fire at almost every decision and the guard, not the estimate,
   // would set the order.
-  const std::uint64_t limit = std::max<std::uint64_t>(options_.starvation_limit, n - 1);
+  const std::uint64_t limit = std::max<std::uint64_t>(options_.starvation_limit, eligible - 1);
   std::size_t starved = n;
   for (std::size_t i = 0; i < n; ++i)
-    if (candidates[i].passed_over >= limit && (starved == n || waits_longer(candidates[i], candidates[starved])))
+    if (!excluded_[i] && candidates[i].passed_over >= limit &&
+        (starved == n || waits_longer(candidates[i], candidates[starved])))
       starved = i;
   if (starved < n) return starved;
 
@@ -133,41 +182,46 @@ std::size_t IdleTimePolicy::choose(std::span<const StepCandidate> candidates, co
 
   // Each candidate's own Step first; look-aheads then run from the most promising, so the best
   // score so far prunes the others early. The order does not change the answer, only the work.
-  first_compute_idle_.resize(n);
-  first_memory_idle_.resize(n);
-  order_.resize(n);
+  first_.resize(n);
+  order_.clear();
   steps_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Idle own = start.estimate(candidates[i].cost());
-    first_compute_idle_[i] = own.compute_us;
-    first_memory_idle_[i] = own.memory_us;
-    order_[i] = i;
-    steps_[i] = static_cast<std::uint8_t>(window_steps(candidates[i], window));
+    first_[i] = Score{};
+    add(first_[i], start.estimate(candidates[i].cost()));
+    if (!excluded_[i]) order_.push_back(i);
+    steps_[i] = excluded_[i] ? 0 : static_cast<std::uint8_t>(window_steps(candidates[i], window));
   }
   std::sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
-    return less(first_compute_idle_[a] + first_memory_idle_[a], first_memory_idle_[a], candidates[a],
-                first_compute_idle_[b] + first_memory_idle_[b], first_memory_idle_[b], candidates[b]);
+    if (better(first_[a], first_[b])) return true;
+    if (better(first_[b], first_[a])) return false;
+    return waits_longer(candidates[a], candidates[b]);
   });
 
   cursor_.resize(n);
   std::size_t best = n;
-  Score best_score{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
-  // A score only grows as a look-ahead goes on, and (total, memory, waiting) order is kept under
-  // growth: a candidate whose partial score does not beat the best cannot win.
-  const auto can_win = [&](const Score& score, std::size_t i) {
-    return best == n ||
-           less(score.total, score.memory, candidates[i], best_score.total, best_score.memory, candidates[best]);
-  };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  Score best_score{kInf, kInf, kInf};
+  // Every part of a score only grows as placements are added. The candidates are looked at in
+  // order of their first Step's score, then of waiting, and a later one must do strictly better
+  // than the best so far (equal scores go to the earlier: better first Step, or waiting longer);
+  // so a partial score no better than the best cannot win, and once a first Step scores no better,
+  // no later candidate can.
+  const auto can_win = [&](const Score& score) { return best == n || better(score, best_score); };
+  const bool exhaustive =
+      window > 2 && std::pow(static_cast<double>(order_.size()), static_cast<double>(window - 1)) <= kSearchLeaves;
   for (std::size_t i : order_) {
+    if (!can_win(first_[i])) break;
+    DeviceShadow shadow = start;
     Score score;
-    score.add(Idle{first_compute_idle_[i], first_memory_idle_[i]});
-    if (!can_win(score, i)) break;  // sorted: every later candidate starts no better
-    if (window > 1) {
-      DeviceShadow shadow = start;
-      shadow.place(candidates[i].cost());
-      std::fill(cursor_.begin(), cursor_.end(), std::uint8_t{0});
-      cursor_[i] = 1;
-      for (std::size_t depth = 1; depth < window && can_win(score, i); ++depth) {
+    add(score, shadow.place(candidates[i].cost()));
+    std::fill(cursor_.begin(), cursor_.end(), std::uint8_t{0});
+    cursor_[i] = 1;
+    if (exhaustive) {
+      Score leaf{kInf, kInf, kInf};
+      search_orders(candidates, cursor_, steps_, shadow, window - 1, score, best_score, leaf);
+      score = leaf;
+    } else {
+      for (std::size_t depth = 1; depth < window && can_win(score); ++depth) {
         std::size_t next = n;
         Idle next_idle;
         for (std::size_t j = 0; j < n; ++j) {
@@ -183,10 +237,13 @@ std::size_t IdleTimePolicy::choose(std::span<const StepCandidate> candidates, co
         if (next == n) break;  // every window is used up
         shadow.place(step_at(candidates[next], cursor_[next]));
         ++cursor_[next];
-        score.add(next_idle);
+        // The greedy continuation counts idle only; the imbalance stays the first Step's, so
+        // that candidates equal in idle need no full look-ahead to be told apart.
+        score.total += next_idle.total();
+        score.memory += next_idle.memory_us;
       }
     }
-    if (can_win(score, i)) {
+    if (can_win(score)) {
       best = i;
       best_score = score;
     }

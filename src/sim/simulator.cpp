@@ -97,6 +97,7 @@ class Engine {
       gpu_.emplace(*options.gpu);
       AcceleratorState empty;
       empty.onchip_capacity_bytes = options.gpu->l2_bytes;  // as the executor: the backend's on-chip size
+      empty.one_stream_per_model = true;                    // each model's kernels go to the model's stream
       shadow_ = sched::DeviceShadow(empty);
     }
     arrival_of.assign(workload.requests.size(), 0.0);

@@ -154,29 +154,37 @@ TEST(SchedPolicies, IdleTimeDoesNotInterleaveWhereStepsCannotOverlap) {
   EXPECT_EQ(policy.pick(reversed, state), 1u) << "the earlier request, wherever it is listed";
 }
 
-// A window of 1 judges each candidate by its own Step. Here lstm arrives at 2, so at t=2 its L21
-// has waited no longer than cnn's L12 (both passed over 0 times):
-//   t=0  only L11: m[0,2] c[2,6].
-//   t=2  L12 m[2,4] and L21 m[2,6] both idle nothing against compute free 6; the tie goes to the
-//        earlier arrival, L12, and the capacity stall that follows (L21 waits [4,6] for L11's
-//        bytes) is not seen: L21 m[6,10] c[10,12], L22 m[10,14] c[14,16]. FIFO's schedule, 16.
-// With the window, L12's follow-up stall is counted (IdleTimeInterleavesTheMissionExample) and
-// the models interleave: 14 (the times are those of both arriving at 0; lstm's latency is 12).
-// With both arriving at 0 (the mission example itself), L21 was passed over at t=0 (L11 went)
-// and wins the tie at t=2 by waiting longer: window 1 interleaves too, the source text's order.
+// A window of 1 judges each candidate by its own Step; a wider window sees the stall a greedy
+// choice causes later. Model a: (m4 c2), (m4 c2) at 0; model b: (m3 c3), (m2 c1) at 1; every Step
+// 100 B on a 200 B chip.
+//   t=0  only a0: m[0,4] c[4,6].
+//   t=4  a1 m[4,8] idles compute 8 - 6 = 2; b0 m[4,7] idles 1 -> b0: c[7,10] (either window).
+//   t=7  window 1: b1 m[7,9] c[10,11] idles nothing, a1 m[7,11] idles 1 -> b1. At t=9 a1 finds
+//        the chip full (b0 until 10, b1 until 11): m[10,14] c[14,16]. Makespan 16.
+//        window 2: a1 then b1 idles 1 (b1 m[11,13] c[13,14]); b1 then a1 idles 1 + 3 (a1 waits
+//        for room until 10, computes at 14 after compute freed at 11) -> a1. Makespan 14.
+// On MISSION.md's example every window, the greedy one included, interleaves (14): at t=2 L12
+// and L21 both idle nothing, and L21 leaves the resources closer (compute free 8 vs memory 6,
+// against 10 vs 4), the tie rule of the policy.
 TEST(SchedPolicies, WindowSeesTheStallAGreedyChoiceCauses) {
-  Workload late_lstm = mission_example();
-  late_lstm.requests[1].arrival_us = 2;
+  Workload w;
+  w.onchip_capacity_bytes = 200;
+  w.models = {{"a", {{"a0", 2, 4, 100}, {"a1", 2, 4, 100}}}, {"b", {{"b0", 3, 3, 100}, {"b1", 1, 2, 100}}}};
+  w.requests = {{"a", 0}, {"b", 1}};
   IdleTimePolicy greedy = idle_time(1);
-  expect_schedule(simulate(late_lstm, greedy), kFifo);
+  expect_schedule(simulate(w, greedy),
+                  {{0, 0, 0, 0, 4, 4, 6}, {1, 0, 4, 4, 7, 7, 10}, {1, 1, 7, 7, 9, 10, 11}, {0, 1, 9, 10, 14, 14, 16}});
   for (std::size_t window = 2; window <= kMaxLookahead + 1; ++window) {
     IdleTimePolicy policy = idle_time(window);
-    const SimResult r = simulate(late_lstm, policy);
-    expect_schedule(r, kInterleaved);
+    const SimResult r = simulate(w, policy);
+    expect_schedule(
+        r, {{0, 0, 0, 0, 4, 4, 6}, {1, 0, 4, 4, 7, 7, 10}, {0, 1, 7, 7, 11, 11, 13}, {1, 1, 11, 11, 13, 13, 14}});
     EXPECT_DOUBLE_EQ(r.makespan_us, 14) << "window " << window;
-    EXPECT_DOUBLE_EQ(simulate(mission_example(), policy).makespan_us, 14) << "window " << window;
   }
-  expect_schedule(simulate(mission_example(), greedy), kInterleaved);
+  for (std::size_t window = 1; window <= kMaxLookahead + 1; ++window) {
+    IdleTimePolicy policy = idle_time(window);
+    expect_schedule(simulate(mission_example(), policy), kInterleaved);
+  }
 }
 
 // The simulator shows each candidate's next Steps (up to kMaxLookahead) in model order.
@@ -272,12 +280,15 @@ TEST(SchedPolicies, StarvationGuardFiresAfterExactlyNPasses) {
             (std::vector<Dispatch>{{1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {0, 0}}));
 }
 
-// Equal scores go to the candidate waiting longest (passed over most), then to the earlier
-// arrival: the guard's order. Two candidates of one Step each on an idle device.
-//   a, b both m1 c1: each idles 1 (compute waits for its load); with window 4 each is followed by
-//   the other, m[1,2] vs compute free 2: 0. Equal: the longer waiting, else the earlier.
+// Equal scores go to the candidate whose own Step scores better, then to the one waiting longest
+// (passed over most), then to the earlier arrival: the guard's order. Two candidates of one Step
+// each on an idle device.
+//   a, b both m1 c1: each idles 1 (compute waits for its load) and leaves compute free 1 after
+//   memory; with window 4 each is followed by the other, m[1,2] vs compute free 2: 0, again 1
+//   apart. Equal in every part: the longer waiting, else the earlier.
 //   b m2 c1: window 1: a idles 1, b 2 -> a, however long b waited. Window 4: a (1) then b
-//   (m[1,3] vs compute free 2: 1) = 2; b (2) then a (m[2,3] vs 3: 0) = 2: equal again -> b.
+//   (m[1,3] vs compute free 2: 1) = 2; b (2) then a (m[2,3] vs 3: 0) = 2; both 1 + 1 apart:
+//   equal, and a's own Step idles less -> a.
 TEST(SchedPolicies, IdleTimeTieGoesToTheLongestWaiting) {
   StepCandidate a, b;
   a.request_id = 0;
@@ -298,7 +309,7 @@ TEST(SchedPolicies, IdleTimeTieGoesToTheLongestWaiting) {
     EXPECT_EQ(policy.pick(std::array{a, b}, idle_device), 1u) << "b has waited longer";
     EXPECT_EQ(policy.pick(std::array{b, a}, idle_device), 0u) << "wherever it is listed";
     b.memory_us = 2;
-    EXPECT_EQ(policy.pick(std::array{a, b}, idle_device), window == 1 ? 0u : 1u);
+    EXPECT_EQ(policy.pick(std::array{a, b}, idle_device), 0u) << "a's own Step idles less";
   }
 }
 

@@ -41,7 +41,7 @@ struct ExecutorOptions {
   std::size_t queue_capacity = 64;
   // Steps launched on the device and not yet finished, across all models. Not applied under a
   // policy that is not bounded() (the "streams" baseline launches everything at once).
-  std::size_t max_inflight_steps = 8;
+  std::size_t max_inflight_steps = kDefaultMaxInflightSteps;
   // Device profile with measured Step costs: "auto" (find_profile() for this device), "none", or
   // a path to a profile JSON file (an unreadable file is an Error(invalid_argument)).
   std::string profile = "auto";

@@ -21,6 +21,14 @@ struct StepCost {
   std::uint64_t working_set_bytes = 0;  // held on chip while the Step runs
 };
 
+// Steps launched on a device and not yet finished, across all models, before the dispatcher waits
+// (ExecutorOptions::max_inflight_steps, sim::SimOptions::max_inflight_steps). 16: on the
+// simulator's GPU model, a mix of the built-in models (many Steps of a few microseconds, each
+// launch 2.5 us of host time) leaves the GPU waiting for launches with 8 (idle-time 1.20x the
+// streams baseline's makespan) and not with 16 (1.02x); bench/results/2026-11-25-sim-policies-gpu.md.
+// Not yet measured on a GPU.
+inline constexpr std::size_t kDefaultMaxInflightSteps = 16;
+
 // Most Steps a request shows beyond its next one: a policy window is at most 1 + this.
 inline constexpr std::size_t kMaxLookahead = 7;
 

@@ -168,9 +168,9 @@ struct SimOptions {
   // occupancy and DRAM bandwidth by demand; on-chip capacity does not apply).
   std::optional<GpuDevice> gpu{};
   // GPU model: Steps launched and not yet finished, across all models, before the dispatcher
-  // waits for the oldest one (ExecutorOptions::max_inflight_steps; an unbounded policy such as
-  // "streams" launches everything at once).
-  std::size_t max_inflight_steps = 8;
+  // waits for the oldest unfinished one (ExecutorOptions::max_inflight_steps; an unbounded policy
+  // such as "streams" launches everything at once).
+  std::size_t max_inflight_steps = kDefaultMaxInflightSteps;
   // GPU model: each Step launched as one CUDA graph (GpuDevice::graph_launch_us) or kernel by
   // kernel (launch_us each), on the one host dispatcher thread.
   bool cuda_graphs = true;

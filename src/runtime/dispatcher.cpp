@@ -256,14 +256,19 @@ class Executor::Impl::Dispatcher {
     }
   }
 
-  // Bounds the work queued ahead of the device so the policy's later choices still matter.
+  // Bounds the work queued ahead of the device so the policy's later choices still matter:
+  // finished Steps leave the count wherever they are (one model's Step may finish before an
+  // older one of another model); past max_inflight_steps the thread waits for the oldest
+  // unfinished one. The simulator's GPU model applies the same rule (sim/simulator.cpp).
   void bound_inflight(std::unique_ptr<backend::Event> launched) {
     inflight_.push_back(std::move(launched));
+    const auto finished = [](const std::unique_ptr<backend::Event>& e) { return e->ready(); };
+    std::erase_if(inflight_, finished);
     while (impl_.policy->bounded() && inflight_.size() > impl_.options.max_inflight_steps) {
       inflight_.front()->synchronize();
       inflight_.pop_front();
+      std::erase_if(inflight_, finished);
     }
-    while (!inflight_.empty() && inflight_.front()->ready()) inflight_.pop_front();
     if (inflight_.empty()) shadow_.idle_at(impl_.now_us());
   }
 

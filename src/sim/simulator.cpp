@@ -471,19 +471,19 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
   schedule.push_back(s);
   if (!gpu_) return;
 
-  // As the executor's dispatcher (bound_inflight): at most max_inflight_steps Steps launched and
-  // unfinished under a bounded policy; past that the thread waits for the oldest one.
+  // As the executor's dispatcher (bound_inflight): finished Steps leave the count wherever they
+  // are; past max_inflight_steps under a bounded policy the thread waits for the oldest
+  // unfinished one.
   inflight_.push_back(gpu_steps_.size() - 1);
-  if (policy_.bounded())
-    while (inflight_.size() > options_.max_inflight_steps) {
-      const GpuStep& oldest = gpu_steps_[inflight_.front()];
-      double end = host_free_at_;
-      for (std::size_t k : oldest.kernels) end = std::max(end, gpu_->run_until_finished(k));
-      host_free_at_ = end;
-      inflight_.pop_front();
-    }
+  const auto finished = [&](std::size_t k) { return gpu_steps_[k].unfinished == 0; };
   gpu_advance(host_free_at_);
-  while (!inflight_.empty() && gpu_steps_[inflight_.front()].unfinished == 0) inflight_.pop_front();
+  std::erase_if(inflight_, finished);
+  while (policy_.bounded() && inflight_.size() > options_.max_inflight_steps) {
+    const GpuStep& oldest = gpu_steps_[inflight_.front()];
+    for (std::size_t k : oldest.kernels) host_free_at_ = std::max(host_free_at_, gpu_->run_until_finished(k));
+    gpu_advance(host_free_at_);
+    std::erase_if(inflight_, finished);
+  }
   if (inflight_.empty()) shadow_.idle_at(host_free_at_);
 }
 

@@ -56,7 +56,7 @@ set(budget 540)
 set(twenty_minutes 1200)
 set(build_steps preflight deps configure build)
 set(test_steps gpu-tests unit-tests sanitizer-memcheck sanitizer-racecheck)
-set(bench_steps bench-resnet-b1 bench-resnet-b8 bench-bert-b1 bench-bert-b8 bench-lstm-b1 bench-lstm-b8
+set(bench_steps calibrate bench-resnet-b1 bench-resnet-b8 bench-bert-b1 bench-bert-b8 bench-lstm-b1 bench-lstm-b8
                 bench-mix-b1 bench-mix-b8 compare-closed compare-open decode-lstm decode-greedy preempt)
 
 # --help documents the modes.
@@ -83,7 +83,7 @@ foreach(name phase timeout IN ZIP_LISTS all_names all_phases all_timeouts)
 endforeach()
 string(REGEX MATCH "worst case: ([0-9]+) s for ([0-9]+) steps" _ "${all}")
 require("the printed worst case ${CMAKE_MATCH_1} s is the sum of the timeouts, ${total} s" CMAKE_MATCH_1 EQUAL total)
-require("the printed step count ${CMAKE_MATCH_2} is 21" CMAKE_MATCH_2 EQUAL 21)
+require("the printed step count ${CMAKE_MATCH_2} is 22" CMAKE_MATCH_2 EQUAL 22)
 require("the whole check, ${total} s of timeouts, is under 20 minutes" total LESS twenty_minutes)
 foreach(phase build test bench)
   math(EXPR call "${sum_all} + ${sum_${phase}}")
@@ -92,13 +92,17 @@ endforeach()
 string(FIND "${all}" "budget: ${budget} s" at)
 require("the default budget is ${budget} s" at GREATER -1)
 
-# What runs: per-test ctest timeouts, every benchmark on CUDA, both sanitizers on the GPU tests.
+# What runs: per-test ctest timeouts, every benchmark on CUDA, both sanitizers on the GPU tests,
+# the calibration's JSON and table into the bundle.
 foreach(name command IN ZIP_LISTS all_names all_commands)
   if(name MATCHES "-tests$")
     require("${name} sets a per-test timeout: ${command}" command MATCHES "^ctest .*--timeout [0-9]+")
   elseif(name MATCHES "^sanitizer-(.*)$")
     require("${name} runs --tool ${CMAKE_MATCH_1} on the GPU tests: ${command}"
             command MATCHES "--tool ${CMAKE_MATCH_1} .*loom_gpu_tests '?--gtest_filter=")
+  elseif(name STREQUAL "calibrate")
+    require("calibrate writes its JSON and its table into the bundle: ${command}"
+            command MATCHES "loom-gpu-calibrate --json [^ ]*/out/calibration.json >[^ ]*/out/calibration.md$")
   elseif(name MATCHES "^(bench|compare|decode|preempt)")
     require("${name} runs on CUDA and prints JSON: ${command}" command MATCHES "--device[= ]cuda" AND command MATCHES "--json")
   endif()
@@ -138,5 +142,5 @@ execute_process(COMMAND ${GPU_CHECK} --dry-run --only deploy RESULT_VARIABLE rc 
 require("--only deploy exits 2 (${rc})" rc EQUAL 2)
 execute_process(COMMAND ${GPU_CHECK} --dry-run --budget soon RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
 require("--budget soon exits 2 (${rc})" rc EQUAL 2)
-message(STATUS "gpu-check --dry-run: ${total} s of timeouts over 21 steps; build ${sum_build} s, test ${sum_test} s, "
+message(STATUS "gpu-check --dry-run: ${total} s of timeouts over 22 steps; build ${sum_build} s, test ${sum_test} s, "
                "bench ${sum_bench} s, preflight ${sum_all} s")

@@ -60,6 +60,7 @@ struct ModelInfo {
   std::uint64_t workspace_bytes = 0;   // scratch shared by the model's kernels
   std::string fingerprint;             // model_fingerprint() of the model at the compute dtype
   std::string cost_source;             // "profile <path>" or "roofline"
+  DType compute_dtype = DType::f32;    // what the Steps compute in (ExecutorOptions::compute_dtype)
 };
 
 }  // namespace loom

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/error.hpp"
+#include "core/profile_dirs.hpp"
 #include "loom/profile.hpp"
 
 namespace loom {
@@ -222,13 +223,7 @@ std::string profile_file_name(const std::string& device_name) {
 
 std::optional<std::string> find_profile(const std::string& device_name) {
   const std::string file = profile_file_name(device_name);
-  std::vector<std::filesystem::path> directories;
-  if (const char* env = std::getenv("LOOM_PROFILE_DIR"); env && *env) directories.emplace_back(env);
-  directories.emplace_back("profiles");
-#ifdef LOOM_INSTALL_PROFILE_DIR
-  directories.emplace_back(LOOM_INSTALL_PROFILE_DIR);
-#endif
-  for (const auto& directory : directories) {
+  for (const auto& directory : core::profile_directories()) {
     const std::filesystem::path candidate = directory / file;
     std::error_code error;
     if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();

@@ -85,6 +85,7 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   }
 
   info_.name = name_;
+  info_.compute_dtype = plan_.compute_dtype;
   info_.inputs = plan_.model.inputs;
   info_.outputs = plan_.output_infos;
   for (const auto& st : plan_.steps) step_labels_.push_back(name_ + "/" + st.name);

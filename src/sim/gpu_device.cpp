@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/profile_dirs.hpp"
 #include "loom/error.hpp"
 #include "loom/sim.hpp"
 #include "sim/workload_check.hpp"
@@ -114,12 +115,7 @@ class DeviceReader {
 // Where GPU descriptions are looked up, in order: the gpu/ folder of each place find_profile()
 // searches for device profiles ($LOOM_PROFILE_DIR, ./profiles, the installed share/loom/profiles).
 std::vector<std::filesystem::path> description_directories() {
-  std::vector<std::filesystem::path> directories;
-  if (const char* env = std::getenv("LOOM_PROFILE_DIR"); env && *env) directories.emplace_back(env);
-  directories.emplace_back("profiles");
-#ifdef LOOM_INSTALL_PROFILE_DIR
-  directories.emplace_back(LOOM_INSTALL_PROFILE_DIR);
-#endif
+  std::vector<std::filesystem::path> directories = core::profile_directories();
   for (auto& directory : directories) directory /= "gpu";
   return directories;
 }

@@ -32,10 +32,13 @@ SimModel sim_model(const ModelInfo& info) {
   SimModel sim;
   sim.name = info.name;
   for (const StepInfo& step : info.steps) {
-    SimStep s{step.name, step.compute_us, step.memory_us, step.working_set_bytes, step.live_bytes_after,
+    SimStep s{step.name,
+              step.compute_us,
+              step.memory_us,
+              step.working_set_bytes,
+              step.live_bytes_after,
               step.cancellation_point,
-              // ModelInfo does not say the compute dtype: the kernels are estimated for f32.
-              estimate_kernels(step, false)};
+              estimate_kernels(step, info.compute_dtype == DType::f16)};
     // The sim runs a Step's memory phase, then its compute phase: the measured time split in the
     // roofline's proportion keeps the Step alone as long as measured.
     const StepCost cost = sched::scheduling_cost(step);

@@ -288,6 +288,19 @@ TEST(KernelEstimate, MatMulIsAGemmShapedGrid) {
   EXPECT_FALSE(estimate_kernels(step, false)[0].f16);
 }
 
+// sim_model() estimates a loaded model's kernels in its compute dtype (ModelInfo::compute_dtype).
+TEST(KernelEstimate, SimModelUsesTheModelsComputeDtype) {
+  ModelInfo info;
+  info.name = "m";
+  StepInfo step;
+  static_cast<StepWork&>(step) = linear_step(512, 1024, 2048, false);
+  info.steps = {step};
+  info.compute_dtype = DType::f16;
+  EXPECT_TRUE(sim_model(info).steps[0].kernels.at(0).f16);
+  info.compute_dtype = DType::f32;
+  EXPECT_FALSE(sim_model(info).steps[0].kernels.at(0).f16);
+}
+
 // The bias Add and the Relu: one grid-stride kernel each over the 512 x 2048 output (4096 blocks of
 // 256); the view launches nothing; the GEMM keeps its shape although the bias joins the weights.
 TEST(KernelEstimate, PointwiseOpsAfterAGemmAreGridStrideKernels) {

@@ -92,6 +92,39 @@ TEST(SimWorkload, WrittenWorkloadReadsBackEqual) {
   EXPECT_DOUBLE_EQ(back.models[0].steps[0].memory_us, 2.5);
 }
 
+// A Step's "kernels" (the GPU model's launches) are read with their defaults, written back and
+// read back equal; a bad entry names its field.
+TEST(SimWorkload, KernelsReadAndWriteBack) {
+  const Workload w = parse(R"({"models": [{"name": "a", "steps": [{"name": "s", "compute_us": 1, "memory_us": 2,
+      "kernels": [{"blocks": 64, "flops": 1e9, "bytes": 4096},
+                  {"name": "loop", "blocks": 57, "threads_per_block": 128, "registers_per_thread": 64,
+                   "shared_bytes_per_block": 1024, "f16": true, "cooperative": true}]}]}],
+      "requests": [{"model": "a"}]})");
+  const auto& kernels = w.models[0].steps[0].kernels;
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].name, "s");  // default: the Step's name
+  EXPECT_EQ(kernels[0].blocks, 64u);
+  EXPECT_EQ(kernels[0].threads_per_block, 256u);
+  EXPECT_EQ(kernels[0].registers_per_thread, 32u);
+  EXPECT_DOUBLE_EQ(kernels[0].flops, 1e9);
+  EXPECT_EQ(kernels[0].bytes, 4096u);
+  EXPECT_FALSE(kernels[0].cooperative);
+  EXPECT_EQ(kernels[1].threads_per_block, 128u);
+  EXPECT_EQ(kernels[1].shared_bytes_per_block, 1024u);
+  EXPECT_TRUE(kernels[1].f16);
+  EXPECT_TRUE(kernels[1].cooperative);
+  EXPECT_EQ(workload_json(parse(workload_json(w))), workload_json(w));
+  expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1,
+                         "kernels": [{"flops": 1}]}]}], "requests": [{"model": "a"}]})",
+                     "models[0].steps[0].kernels[0].blocks", "missing");
+  expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1,
+                         "kernels": [{"blocks": 1, "threads_per_block": 2048}]}]}], "requests": [{"model": "a"}]})",
+                     "models[0].steps[0].kernels[0].threads_per_block", "out of range");
+  expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1,
+                         "kernels": [{"blocks": 1, "grid": 3}]}]}], "requests": [{"model": "a"}]})",
+                     "models[0].steps[0].kernels[0].grid", "unknown field");
+}
+
 TEST(SimWorkload, ErrorsNameTheFileAndTheField) {
   expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1}]}],
                          "requests": [{"model": "a"}, {"model": "b"}]})",

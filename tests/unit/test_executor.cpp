@@ -95,8 +95,10 @@ TEST(Executor, ManyThreadsEveryResultCorrectNoneLost) {
   EXPECT_EQ(stats.requests_submitted, std::uint64_t(threads * per_thread));
   EXPECT_EQ(stats.requests_completed, std::uint64_t(threads * per_thread));
   EXPECT_EQ(stats.requests_failed, 0u);
-  // Every request takes an arena of the same size: after the first few, the pool reuses.
-  EXPECT_GT(stats.pool_reuses, stats.pool_allocations / 2);
+  // Every request takes an arena of the same size, so the pool reuses freed ones. How many are
+  // alive at once depends on how far the clients run ahead of the dispatcher (under TSan nearly
+  // every request finds its arena still in use), so the test asks only that reuse happens at all.
+  EXPECT_GT(stats.pool_reuses, 0u);
 }
 
 TEST(Executor, CallbacksRunForEveryRequest) {

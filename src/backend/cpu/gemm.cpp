@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/target_clones.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -75,17 +76,8 @@ void pack_b(const MatrixRef& b, std::int64_t p0, std::int64_t col0, std::int64_t
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define LOOM_TILE_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef LOOM_TILE_KERNEL_CLONES
-#define LOOM_TILE_KERNEL_CLONES
-#endif
-
 // tile[i][j] = sum_p a[p][i] * b[p][j] over one packed A sliver and one packed B sliver.
-LOOM_TILE_KERNEL_CLONES
+LOOM_CPU_CLONES
 void multiply_tile(std::int64_t depth, const float* __restrict a, const float* __restrict b, float* __restrict tile) {
   float acc[kTileRows][kTileCols] = {};
   for (std::int64_t p = 0; p < depth; ++p) {
@@ -121,7 +113,7 @@ void store_tile(const float* tile, float* c, std::int64_t ldc, std::int64_t rows
 // so stream B once. Used when B's rows are contiguous; C already holds beta * C.
 constexpr std::int64_t kSmallRows = 4;
 
-LOOM_TILE_KERNEL_CLONES
+LOOM_CPU_CLONES
 void multiply_few_rows(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a,
                        const float* __restrict b, std::int64_t ldb, float* __restrict c, std::int64_t ldc) {
   // Column blocks keep the kSmallRows pieces of C in L1 while B streams past.
@@ -141,7 +133,7 @@ void multiply_few_rows(std::int64_t m, std::int64_t n, std::int64_t k, float alp
 
 // The same with B's columns contiguous (a transposed weight): each C entry is a dot product,
 // summed in 16 independent lanes so it vectorises without reassociation.
-LOOM_TILE_KERNEL_CLONES
+LOOM_CPU_CLONES
 void multiply_few_rows_by_columns(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a,
                                   const float* __restrict b, std::int64_t ldb, float* __restrict c, std::int64_t ldc,
                                   float* __restrict a_row) {

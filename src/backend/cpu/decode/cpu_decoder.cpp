@@ -13,6 +13,7 @@
 #include <string>
 
 #include "backend/cpu/activation_math.hpp"
+#include "backend/cpu/target_clones.hpp"
 #include "backend/decoder.hpp"
 
 namespace loom::backend::cpu::decoders {
@@ -29,22 +30,14 @@ constexpr int kMaxBatch = 64;  // DecoderOptions::max_batch's upper bound
 // Per batch row: a pointer to the row's input for a product, nullptr for a row that sits out.
 using RowPointers = std::array<const float*, kMaxBatch>;
 
-// The dot product is also built for AVX2+FMA and picked at load time (as the CPU GEMM's tile).
-#if !defined(LOOM_DECODE_CLONES) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define LOOM_DECODE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef LOOM_DECODE_CLONES
-#define LOOM_DECODE_CLONES
-#endif
+// The dot product is also built for AVX2+FMA and picked at load time (LOOM_CPU_CLONES, as the CPU
+// GEMM's tile).
 
 // a · b over n floats. 32 interleaved partial sums (four AVX registers, enough independent chains
 // to hide the FMA latency) let the compiler vectorise without reordering anything itself; the
 // order (partials, then the tail, then a pairwise reduction) is fixed, so the result depends only
 // on the inputs.
-LOOM_DECODE_CLONES
+LOOM_CPU_CLONES
 float dot(const float* __restrict a, const float* __restrict b, std::int64_t n) {
   constexpr int kLanes = 32;
   float partial[kLanes] = {};

@@ -549,9 +549,11 @@ loom::OptimizeOptions bind_onnx_inputs(const loom::Model& model, const std::stri
     for (std::size_t axis = 0; axis < dims.size(); ++axis) {
       if (dims[axis] >= 0) continue;
       const std::string dim = axis < input.dim_params.size() ? input.dim_params[axis] : "";
+      // A dim the file leaves unnamed (-1, or no value) comes named unnamed_dim_name() from the importer.
+      const bool unnamed = dim.empty() || dim == loom::unnamed_dim_name(input.name, axis);
       if (!dim.empty() && bindings.dims.count(dim))
         dims[axis] = bindings.dims.at(dim);
-      else if (cli::is_batch_dim_name(dim) || (dim.empty() && axis == 0))
+      else if (cli::is_batch_dim_name(dim) || (unnamed && axis == 0))
         dims[axis] = batch;
       else
         throw cli::UsageError(
@@ -907,9 +909,10 @@ const char* kFooter = R"(Which models run:
   --onnx adds ONNX files (trtexec style, repeatable); given together, all of them run at once, the
   built-in ones first. An ONNX model is named after its file (yolov8n.onnx -> yolov8n; -2, -3 ...
   when a name repeats). Its symbolic input dims are bound by, in order: --shapes for the whole input,
-  --dims for that dim's name, --batch for a dim named batch, batch_size or N (or an unnamed first
-  dim); any other unbound dim is an error naming the flag to add. Random request inputs: floats in
-  [-1, 1), integers in --input-range (default [0, 2)). --batch and --size shape the built-in models;
+  --dims for that dim's name (an unnamed one, e.g. written as -1, is called INPUT:AXIS, as x:0),
+  --batch for a dim named batch, batch_size or N (or an unnamed first dim); any other unbound dim is
+  an error naming the flag to add. Random request inputs: floats in [-1, 1), integers in
+  --input-range (default [0, 2)). --batch and --size shape the built-in models;
   --batch reaches an ONNX model only through its batch dims.
   --workload=real-mix runs YOLOv8n (nudenet's 320n.onnx, images 1x3x320x320), paraphrase-MiniLM-L3-v2
   (input_ids and attention_mask of 128 tokens: ids in the model's vocabulary, mask all ones) and the

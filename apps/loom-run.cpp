@@ -349,7 +349,8 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->type_name("NAME:DIMS[,...]");
     app.add_option("--dims", options.dims,
-                   "Sizes of symbolic dims that no input shape fixes (e.g. inside the graph), e.g. batch=1,seq=16")
+                   "Sizes of symbolic dims that no input shape fixes (e.g. inside the graph), e.g. batch=1,seq=16; "
+                   "a dim with no name (written as -1 or left empty) is called INPUT:AXIS, e.g. x:0=8")
         ->delimiter(',')
         ->type_name("NAME=N[,...]");
     app.add_option("--iterations", options.iterations,

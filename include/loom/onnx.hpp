@@ -13,14 +13,21 @@ namespace loom {
 
 // Reads an ONNX model: default-domain opsets 1 to 17, initializers (raw or typed data, external
 // data files resolved against the model's folder, never outside it), Constant nodes (they become
-// initializers), symbolic input dimensions (ValueInfo::dim_params). Ops of older opsets are
-// rewritten to their opset-17 form (e.g. Squeeze's axes attribute becomes a constant input).
+// initializers), symbolic input dimensions (ValueInfo::dim_params: a dim_param, a dimension with
+// no value, a negative dim_value as onnxruntime takes it, or a dim_value 0 given with a dim_param;
+// unnamed ones are called unnamed_dim_name()). Ops of older opsets are rewritten to their opset-17
+// form (e.g. Squeeze's axes attribute becomes a constant input).
 // The model's metadata holds "source" (the path, so later shape errors name the file) and
 // "onnx:opset". Throws Error(invalid_argument) for a file that cannot be read,
 // Error(invalid_model) for a malformed, truncated or inconsistent file (a value nothing defines,
 // data that does not fit its dims) and Error(unsupported) for an op, dtype, domain or opset Loom
 // does not run, each naming the file and, where there is one, the node and op or the tensor.
 Model load_onnx(const std::string& path);
+// The name load_onnx() gives a symbolic input dimension that has no dim_param (a dim_value of -1
+// or any negative value, or neither field): "<input>:<axis>", e.g. "x:0" for the first axis of
+// input "x". It binds like a named one: OptimizeOptions::dim_values["x:0"], or loom-run and
+// loom-bench --dims=x:0=8.
+std::string unnamed_dim_name(const std::string& input, std::size_t axis);
 // As load_onnx() on bytes already in memory; `name` stands for the file in messages, `base_dir`
 // is where external data files are looked for ("" refuses external data).
 Model load_onnx_from_memory(const void* data, std::size_t size, const std::string& name,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ struct DeviceProfile {
 // Throws Error(invalid_argument) naming the path and the problem (missing file, bad JSON, a field
 // of the wrong type, an unknown format_version).
 DeviceProfile read_profile(const std::string& path);
+// As read_profile() on a profile document read from `in`; `source_name` stands for the file in
+// messages. Throws Error(invalid_argument) and nothing else, whatever the bytes.
+DeviceProfile parse_profile(std::istream& in, const std::string& source_name);
 // Throws Error(invalid_argument) when the file cannot be written.
 void write_profile(const DeviceProfile& profile, const std::string& path);
 

@@ -9,6 +9,7 @@
 #include "loom/onnx.hpp"
 #include "onnx/opset_rewrites.hpp"
 #include "onnx/tensor_proto.hpp"
+#include "onnx/zero_dims_with_params.hpp"
 
 namespace loom {
 namespace onnx_import {
@@ -83,7 +84,11 @@ std::int64_t default_domain_opset(const onnx::ModelProto& proto) {
   return opset;
 }
 
-ValueInfo convert_input(const onnx::ValueInfoProto& proto) {
+// A graph input. A dimension is symbolic when it has a dim_param, no value at all, or a negative
+// dim_value (exporters write -1 for "dynamic", which onnxruntime accepts), and also when its
+// dim_value 0 hides a dim_param (`zero_dim_params`: axis -> name, see zero_dims_with_params.hpp).
+// A symbolic dimension without a name is named unnamed_dim_name(input, axis).
+ValueInfo convert_input(const onnx::ValueInfoProto& proto, const std::map<int, std::string>& zero_dim_params) {
   ValueInfo info;
   info.name = proto.name();
   if (info.name.empty()) fail(ErrorCode::invalid_model, "a graph input has no name");
@@ -99,14 +104,14 @@ ValueInfo convert_input(const onnx::ValueInfoProto& proto) {
   std::vector<std::int64_t> dims;
   for (int axis = 0; axis < type.shape().dim_size(); ++axis) {
     const auto& dim = type.shape().dim(axis);
-    if (dim.has_dim_value()) {
-      if (dim.dim_value() < 0)
-        fail(ErrorCode::invalid_model, label + ": dimension " + std::to_string(axis) + " is negative");
+    const auto hidden = zero_dim_params.find(axis);
+    if (dim.has_dim_value() && dim.dim_value() >= 0 && hidden == zero_dim_params.end()) {
       dims.push_back(dim.dim_value());
       info.dim_params.emplace_back();
     } else {
+      const std::string& param = hidden != zero_dim_params.end() ? hidden->second : dim.dim_param();
       dims.push_back(-1);
-      info.dim_params.push_back(!dim.dim_param().empty() ? dim.dim_param() : info.name + ":" + std::to_string(axis));
+      info.dim_params.push_back(!param.empty() ? param : unnamed_dim_name(info.name, static_cast<std::size_t>(axis)));
     }
   }
   info.shape = Shape(std::move(dims));
@@ -171,7 +176,16 @@ void check_and_order_nodes(Model& model) {
   model.nodes = std::move(sorted);
 }
 
-Model convert_model(const onnx::ModelProto& proto, const std::string& name, const std::string& base_dir) {
+// True when a graph input has a dim_value of 0, the one value that may hide a dim_param.
+bool has_zero_input_dim(const onnx::ModelProto& proto) {
+  for (const auto& input : proto.graph().input())
+    for (const auto& dim : input.type().tensor_type().shape().dim())
+      if (dim.has_dim_value() && dim.dim_value() == 0) return true;
+  return false;
+}
+
+Model convert_model(const onnx::ModelProto& proto, const std::string& name, const std::string& base_dir,
+                    const ZeroDimParams& zero_dim_params) {
   if (!proto.has_graph()) fail(ErrorCode::invalid_model, "not a valid ONNX model (it has no graph)");
   const auto& graph = proto.graph();
   const std::int64_t opset = default_domain_opset(proto);
@@ -193,11 +207,16 @@ Model convert_model(const onnx::ModelProto& proto, const std::string& name, cons
          "sparse initializer '" + graph.sparse_initializer(0).values().name() + "' is not supported");
 
   std::set<std::string> input_names;
-  for (const auto& input : graph.input()) {
+  for (int index = 0; index < graph.input_size(); ++index) {
+    const auto& input = graph.input(index);
     // Before IR version 4 every initializer was also listed as a graph input; those are weights,
     // not values a request feeds.
     if (model.initializers.count(input.name())) continue;
-    ValueInfo info = convert_input(input);
+    std::map<int, std::string> hidden_params;
+    for (auto it = zero_dim_params.lower_bound({index, 0}); it != zero_dim_params.end() && it->first.first == index;
+         ++it)
+      hidden_params.emplace(it->first.second, it->second);
+    ValueInfo info = convert_input(input, hidden_params);
     if (!input_names.insert(info.name).second)
       fail(ErrorCode::invalid_model, "input '" + info.name + "' is declared twice");
     model.inputs.push_back(std::move(info));
@@ -278,11 +297,16 @@ Model load_onnx_from_memory(const void* data, std::size_t size, const std::strin
       throw Error(ErrorCode::invalid_model,
                   "not a valid ONNX model (protobuf parsing failed: the file is "
                   "malformed or truncated)");
-    return onnx_import::convert_model(proto, name, base_dir);
+    // The wire is read a second time only for the rare file with a 0 in an input's dims.
+    onnx_import::ZeroDimParams zero_dim_params;
+    if (onnx_import::has_zero_input_dim(proto)) zero_dim_params = onnx_import::find_zero_dims_with_params(data, size);
+    return onnx_import::convert_model(proto, name, base_dir, zero_dim_params);
   } catch (const Error& e) {
     throw Error(e.code(), name + ": " + e.what());
   }
 }
+
+std::string unnamed_dim_name(const std::string& input, std::size_t axis) { return input + ":" + std::to_string(axis); }
 
 Model load_onnx(const std::string& path) {
   const std::string bytes = onnx_import::read_file(path);

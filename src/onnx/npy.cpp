@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "loom/onnx.hpp"
+#include "onnx/tensor_files.hpp"
 #include "onnx/tensor_proto.hpp"
 
 namespace loom {
@@ -91,8 +92,9 @@ std::optional<DType> npy_dtype(const std::string& descr) {
 
 }  // namespace
 
-Tensor read_npy(const std::string& path) {
-  const std::string bytes = onnx_import::read_file(path);
+namespace onnx_import {
+
+Tensor npy_from_bytes(std::string_view bytes, const std::string& path) {
   NpyHeader none("", path);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) none.bad("no NumPy magic string");
   const auto major = static_cast<unsigned char>(bytes[6]);
@@ -109,7 +111,7 @@ Tensor read_npy(const std::string& path) {
     none.bad("format version " + std::to_string(major) + " is not 1, 2 or 3");
   }
   if (header_len > bytes.size() - header_start) none.bad("truncated header");
-  NpyHeader header(bytes.substr(header_start, header_len), path);
+  NpyHeader header(std::string(bytes.substr(header_start, header_len)), path);
 
   const std::string descr = header.string_value("descr");
   const auto dtype = npy_dtype(descr);
@@ -122,24 +124,33 @@ Tensor read_npy(const std::string& path) {
 
   const std::size_t data_start = header_start + header_len;
   const std::uint64_t available = bytes.size() - data_start;
-  std::uint64_t numel = 1;
-  for (const auto d : dims) {
-    if (d != 0 && numel > available / static_cast<std::uint64_t>(d)) {
-      numel = std::numeric_limits<std::uint64_t>::max();
-      break;
-    }
-    numel *= static_cast<std::uint64_t>(d);
-  }
   const std::uint64_t element = dtype_size(*dtype);
-  if (numel == std::numeric_limits<std::uint64_t>::max() || numel * element != available)
-    header.bad(
-        "the data holds " + std::to_string(available) + " bytes, shape and dtype '" + descr + "' need " +
-        (numel == std::numeric_limits<std::uint64_t>::max() ? std::string("more") : std::to_string(numel * element)));
+  // The sizes other than 0 must multiply within int64 even when a 0 makes the array empty, so
+  // that no later product over the shape (Shape::numel(), strides) overflows.
+  const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / element;
+  std::uint64_t product = 1;
+  bool empty = false;
+  for (const auto d : dims) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (product > limit / static_cast<std::uint64_t>(d)) header.bad("the shape's element count overflows");
+    product *= static_cast<std::uint64_t>(d);
+  }
+  const std::uint64_t needed = empty ? 0 : product * element;
+  if (needed != available)
+    header.bad("the data holds " + std::to_string(available) + " bytes, shape and dtype '" + descr + "' need " +
+               std::to_string(needed));
   Tensor tensor(*dtype, Shape(dims));
   if (available) std::memcpy(tensor.data(), bytes.data() + data_start, available);
   if (*dtype == DType::boolean)
     for (auto& b : tensor.values<std::uint8_t>()) b = b != 0 ? 1 : 0;
   return tensor;
 }
+
+}  // namespace onnx_import
+
+Tensor read_npy(const std::string& path) { return onnx_import::npy_from_bytes(onnx_import::read_file(path), path); }
 
 }  // namespace loom

@@ -4,23 +4,31 @@
 #include <fstream>
 
 #include "loom/onnx.hpp"
+#include "onnx/tensor_files.hpp"
 #include "onnx/tensor_proto.hpp"
 
 namespace loom {
+namespace onnx_import {
+
+Tensor tensor_pb_from_bytes(std::string_view bytes, const std::string& source, const std::string& base_dir,
+                            std::string* tensor_name) {
+  onnx::TensorProto proto;
+  if (!parse_message(bytes.data(), bytes.size(), &proto))
+    throw Error(ErrorCode::invalid_argument, source + ": not a valid ONNX TensorProto file (malformed or truncated)");
+  try {
+    Tensor tensor = tensor_from_proto(proto, base_dir);
+    if (tensor_name) *tensor_name = proto.name();
+    return tensor;
+  } catch (const Error& e) {
+    throw Error(e.code(), source + ": " + e.what());
+  }
+}
+
+}  // namespace onnx_import
 
 Tensor read_tensor_pb(const std::string& path, std::string* name) {
   const std::string bytes = onnx_import::read_file(path);
-  onnx::TensorProto proto;
-  if (!onnx_import::parse_message(bytes.data(), bytes.size(), &proto))
-    throw Error(ErrorCode::invalid_argument, path + ": not a valid ONNX TensorProto file (malformed or truncated)");
-  const std::string base_dir = onnx_import::folder_of(path);
-  try {
-    Tensor tensor = onnx_import::tensor_from_proto(proto, base_dir);
-    if (name) *name = proto.name();
-    return tensor;
-  } catch (const Error& e) {
-    throw Error(e.code(), path + ": " + e.what());
-  }
+  return onnx_import::tensor_pb_from_bytes(bytes, path, onnx_import::folder_of(path), name);
 }
 
 void write_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name) {

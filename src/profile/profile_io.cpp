@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <istream>
 
 #include <nlohmann/json.hpp>
 
@@ -132,27 +133,25 @@ const ModelProfile* DeviceProfile::find(const std::string& fingerprint) const {
   return nullptr;
 }
 
-DeviceProfile read_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::invalid_argument, "profile '" + path + "': cannot open the file");
+DeviceProfile parse_profile(std::istream& in, const std::string& source_name) {
   json doc;
   try {
     doc = json::parse(in);
   } catch (const json::exception& e) {
-    throw Error(ErrorCode::invalid_argument, "profile '" + path + "': not valid JSON: " + e.what());
+    throw Error(ErrorCode::invalid_argument, "profile '" + source_name + "': not valid JSON: " + e.what());
   }
 
-  const FieldReader reader(path);
+  const FieldReader reader(source_name);
   reader.object(doc, "(document)");
   DeviceProfile profile;
   const json& version = reader.require(doc, "", "format_version");
   if (!version.is_number_integer())
     reader.fail("format_version", std::string("expected an integer, got ") + version.type_name());
-  profile.format_version = version.get<int>();
-  if (profile.format_version != kFormatVersion)
-    reader.fail("format_version", "version " + std::to_string(profile.format_version) +
-                                      " is not supported (this Loom reads version " + std::to_string(kFormatVersion) +
-                                      ")");
+  // Compared as the JSON number, not narrowed to int first (2^32 + 1 is not version 1).
+  if (version != kFormatVersion)
+    reader.fail("format_version", "version " + version.dump() + " is not supported (this Loom reads version " +
+                                      std::to_string(kFormatVersion) + ")");
+  profile.format_version = kFormatVersion;
   profile.device_name = reader.string(doc, "", "device_name", true);
   profile.created = reader.string(doc, "", "created", false);
   profile.loom_version = reader.string(doc, "", "loom_version", false);
@@ -168,6 +167,12 @@ DeviceProfile read_profile(const std::string& path) {
   for (std::size_t i = 0; i < models.size(); ++i)
     profile.models.push_back(read_model(reader, models[i], FieldReader::index("models", i)));
   return profile;
+}
+
+DeviceProfile read_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::invalid_argument, "profile '" + path + "': cannot open the file");
+  return parse_profile(in, path);
 }
 
 void write_profile(const DeviceProfile& profile, const std::string& path) {

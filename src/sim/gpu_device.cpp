@@ -16,6 +16,7 @@
 #include "core/profile_dirs.hpp"
 #include "loom/error.hpp"
 #include "loom/sim.hpp"
+#include "sim/json_text.hpp"
 #include "sim/workload_check.hpp"
 
 namespace loom::sim {
@@ -102,11 +103,7 @@ class DeviceReader {
     fail(key, value.dump() + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   }
 
-  static std::string describe(const json& value) {
-    std::string text = value.dump();
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
-    return std::string(value.type_name()) + " " + text;
-  }
+  static std::string describe(const json& value) { return detail::describe_json(value); }
 
   std::string source_;
   const json& doc_;

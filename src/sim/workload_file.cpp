@@ -12,6 +12,7 @@
 #include "loom/error.hpp"
 #include "loom/model_info.hpp"
 #include "loom/sim.hpp"
+#include "sim/json_text.hpp"
 #include "sim/workload_check.hpp"
 
 namespace loom::sim {
@@ -110,14 +111,14 @@ class Reader {
   }
 
  private:
-  static std::string describe(const json& value) {
-    std::string text = value.dump();
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
-    return std::string(value.type_name()) + " " + text;
-  }
+  static std::string describe(const json& value) { return detail::describe_json(value); }
 
   std::string source_;
 };
+
+// The most requests a workload file may expand to (each entry's count summed): a few bytes of
+// "count" must not make the reader allocate gigabytes.
+constexpr std::size_t kMaxRequests = 1000000;
 
 // One entry of a Step's "kernels" (the GPU model's launch; KernelSpec).
 KernelSpec read_kernel(const Reader& in, const json& value, const std::string& field, const std::string& step) {
@@ -185,7 +186,7 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     reader.fail("", std::string("malformed JSON: ") + e.what());
   }
   reader.expect_object(doc, "(top level)");
@@ -262,7 +263,11 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
       if (limit < 0) reader.fail(field + ".follows", "no earlier request to follow");
       request.follows = static_cast<std::size_t>(reader.integer_field(value, field, "follows", 0, 0, limit));
     }
-    const auto count = static_cast<std::size_t>(reader.integer_field(value, field, "count", 1, 1, 1e7));
+    const auto count =
+        static_cast<std::size_t>(reader.integer_field(value, field, "count", 1, 1, static_cast<double>(kMaxRequests)));
+    if (count > kMaxRequests - workload.requests.size())
+      reader.fail(field + ".count", "the file expands to more than " + std::to_string(kMaxRequests) +
+                                        " requests (each entry's count summed), the most a workload may hold");
     const double interval = reader.time_field(value, field, "interval_us", &zero);
     bool back_to_back = false;
     if (const auto it = value.find("back_to_back"); it != value.end()) {

@@ -49,6 +49,33 @@ def main(folder):
         entry = w.external_data.add()
         entry.key, entry.value = key, value
     save(folder, "external_data", [helper.make_node("MatMul", ["x", "w"], ["y"])], [x([1, 2])], [y], [w])
+    save(folder, "negative_dim", [helper.make_node("Relu", ["x"], ["y"])], [x([-1, 4])], [y])
+    # dim_value 0 and dim_param in one dimension: they share a oneof, so the onnx package cannot
+    # write both; the input is appended as raw bytes, a second ModelProto.graph field that
+    # protobuf merges into the first.
+    save(folder, "zero_dim_with_param", [helper.make_node("Relu", ["x"], ["y"])], [], [y])
+    with open(f"{folder}/zero_dim_with_param.onnx", "ab") as f:
+        f.write(field(7, field(11, input_with_dims("x", [field(2, b"batch") + bytes([8, 0]), bytes([8, 4])]))))
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def field(number, payload):
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def input_with_dims(name, dims):
+    """A float ValueInfoProto whose TensorShapeProto.Dimension messages are `dims` (raw bytes)."""
+    shape = b"".join(field(1, d) for d in dims)
+    tensor_type = bytes([8, TensorProto.FLOAT]) + field(2, shape)
+    return field(1, name.encode()) + field(2, field(1, tensor_type))
 
 
 if __name__ == "__main__":

@@ -71,8 +71,12 @@ std::map<std::string, Shape> bind_inputs(Model& model, const OptimizeOptions& op
           dims[axis] = options.default_dim_value;
         } else {
           throw Error(ErrorCode::invalid_argument,
-                      where + ": input '" + input.name + "' dimension " + describe_dim(input, axis) +
-                          " is symbolic; give its size (input shapes or dimension values)");
+                      where + ": input '" + input.name + "' axis " + std::to_string(axis) + " (" +
+                          (name.empty() ? "symbolic" : "symbolic dim '" + name + "'") +
+                          ") has no size; bind it with OptimizeOptions::input_shapes[\"" + input.name + "\"]" +
+                          (name.empty() ? "" : ", dim_values[\"" + name + "\"]") +
+                          " or default_dim_value (loom-bench: --shapes=" + input.name + ":DIMS" +
+                          (name.empty() ? "" : " or --dims=" + name + "=N") + ")");
         }
         if (dims[axis] <= 0)
           throw Error(ErrorCode::invalid_argument, where + ": dimension " + describe_dim(input, axis) + " of '" +

@@ -1,0 +1,21 @@
+// libFuzzer target for the simulator's workload file reader (loom::sim::parse_workload): any bytes
+// must either give a Workload or throw loom::Error. Another exception type, a crash, a hang or a
+// sanitizer report is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "loom/error.hpp"
+#include "loom/sim.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+    const loom::sim::Workload workload = loom::sim::parse_workload(in, "fuzz.json");
+    (void)workload;
+  } catch (const loom::Error&) {
+    // The expected answer to a malformed file.
+  }
+  return 0;
+}

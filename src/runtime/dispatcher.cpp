@@ -5,6 +5,7 @@
 // checked at each decision.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -129,11 +130,21 @@ class Executor::Impl::Dispatcher {
     if (!admission_.need_memory.empty()) {
       const std::uint64_t refunds_seen = impl_.budget->refunds();
       bool obtained = false;
+      // need_memory runs most urgent first, so a request that did not fit after taking every
+      // victim it could leaves none for a later one (whose victims, of lower classes, are among
+      // its own): a later one that needs as many bytes or more cannot fit this round either and
+      // is not tried. Without this, each of thousands of waiting requests would rebuild the views
+      // of all the others at every decision.
+      std::uint64_t smallest_refused = UINT64_MAX;
       for (std::size_t i : admission_.need_memory) {
+        const std::uint64_t bytes = Impl::arena_charge(*live_[i]->model);
+        if (bytes >= smallest_refused) continue;
         try {
           if (impl_.obtain_arena(i, live_)) {
             obtained = true;
             if (!admission_.draining) offered.push_back(i);
+          } else {
+            smallest_refused = bytes;
           }
         } catch (...) {
           live_[i]->error = std::current_exception();

@@ -280,6 +280,39 @@ TEST(SchedPolicies, StarvationGuardFiresAfterExactlyNPasses) {
             (std::vector<Dispatch>{{1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {0, 0}}));
 }
 
+// Where each model has one stream (AcceleratorState::one_stream_per_model), a younger request of
+// a model is never chosen while an older one of it is a candidate, however well its Step would
+// fit: its Steps would queue behind the older one's. Requests 0 and 1 of model 0 (m1 c9 and a
+// Step that balances the device: m9 c1), request 2 of model 1 (m1 c9); compute busy until 10.
+TEST(SchedPolicies, IdleTimeOffersOneRequestPerModelStream) {
+  StepCandidate older, younger, other;
+  older.request_id = 0;
+  younger.request_id = 1;
+  other.request_id = 2;
+  other.model_index = 1;
+  for (StepCandidate* c : {&older, &younger, &other}) {
+    c->step_count = 1;
+    c->memory_us = 1;
+    c->compute_us = 9;
+  }
+  younger.memory_us = 9;
+  younger.compute_us = 1;
+  AcceleratorState state;
+  state.compute_free_at_us = 10;
+  for (std::size_t window : {std::size_t{1}, std::size_t{4}}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    IdleTimePolicy policy = idle_time(window);
+    const StepCandidate all[] = {older, younger, other};
+    // Without streams the memory-heavy Step balances the compute backlog best.
+    EXPECT_EQ(policy.pick(all, state), 1u);
+    state.one_stream_per_model = true;
+    EXPECT_NE(policy.pick(all, state), 1u) << "request 1 waits for request 0 of its model";
+    const StepCandidate alone[] = {younger, older};
+    EXPECT_EQ(policy.pick(alone, state), 1u) << "one model: its oldest request, wherever listed";
+    state.one_stream_per_model = false;
+  }
+}
+
 // Equal scores go to the candidate whose own Step scores better, then to the one waiting longest
 // (passed over most), then to the earlier arrival: the guard's order. Two candidates of one Step
 // each on an idle device.

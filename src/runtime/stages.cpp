@@ -24,11 +24,13 @@ bool Executor::Impl::expire_if_late(RequestPtr& request, Clock::time_point now) 
   if (!request->has_deadline() || now <= request->options.deadline) return false;
   const double late_us = std::chrono::duration<double, std::micro>(now - request->options.deadline).count();
   ++requests_expired;
-  fail(request,
-       std::make_exception_ptr(Error(ErrorCode::deadline_exceeded,
-                                     "model '" + request->model->name() + "', request " + std::to_string(request->id) +
-                                         ": the deadline passed " + std::to_string(static_cast<long long>(late_us)) +
-                                         " us before its first Step")));
+  // The exception first, then the hand-over: the temporary Error (sharing its message with the
+  // exception object) is gone before another thread can see the request.
+  std::exception_ptr error = std::make_exception_ptr(Error(
+      ErrorCode::deadline_exceeded, "model '" + request->model->name() + "', request " + std::to_string(request->id) +
+                                        ": the deadline passed " + std::to_string(static_cast<long long>(late_us)) +
+                                        " us before its first Step"));
+  fail(request, std::move(error));
   return true;
 }
 
@@ -59,6 +61,7 @@ void Executor::Impl::upload_inputs(Request& request, backend::Stream& stream) {
 void Executor::Impl::pre_process_loop() {
   while (auto item = to_pre.pop()) {
     RequestPtr request = std::move(*item);
+    std::exception_ptr error;
     try {
       if (request->has_deadline() && expire_if_late(request, Clock::now())) continue;
       auto& model = *request->model;
@@ -91,8 +94,12 @@ void Executor::Impl::pre_process_loop() {
       const Priority priority = request->options.priority;
       if (to_exec.push(request)) handed_over_to_dispatcher(priority);
     } catch (...) {
-      fail(request, std::current_exception());
+      error = std::current_exception();
     }
+    // Handed on only once the handler has ended: the exception object then has no owner left on
+    // this thread but `error`, and whoever frees it last does so through exception_ptr (ordered
+    // by its count; tests/tsan.supp).
+    if (error) fail(request, std::move(error));
   }
   {
     std::lock_guard lock(running_mutex);

@@ -23,6 +23,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "backend/kernel_registry.hpp"
 #include "conformance_support.hpp"
 #include "graph/ops.hpp"
 #include "loom/executor.hpp"
@@ -306,11 +307,27 @@ CaseResult run_data_set(Executor& executor, const Model& model, const ModelScan&
   return {Verdict::pass, "", ""};
 }
 
+// On CUDA, the ops of `scan` that the CUDA backend leaves to the CPU (its CPU-only list) make the
+// case out of scope there: "op X is CPU only" (empty when there are none).
+std::string cpu_only_reason(const ModelScan& scan, const std::string& device) {
+  if (device != "cuda") return "";
+  const auto coverage = backend::cuda_kernel_coverage();
+  if (!coverage) return "";
+  std::string ops;
+  int count = 0;
+  for (const auto& op : scan.op_types)
+    for (const auto& cpu_only : coverage->cpu_only)
+      if (cpu_only.op_type == op) ops += (count++ ? ", " : "") + op;
+  if (count == 0) return "";
+  return (count == 1 ? "op " : "ops ") + ops + (count == 1 ? " is" : " are") + " CPU only";
+}
+
 CaseResult run_case(const fs::path& case_dir, const std::string& device) {
   const fs::path model_file = case_dir / "model.onnx";
-  const ModelScan scan = scan_model(model_file);
+  ModelScan scan = scan_model(model_file);
   CaseResult result;
   result.ops = join_ops(scan.op_types);
+  if (scan.skip_reason.empty()) scan.skip_reason = cpu_only_reason(scan, device);
   if (!scan.skip_reason.empty()) {
     result.verdict = Verdict::skip;
     result.reason = scan.skip_reason;

@@ -135,6 +135,26 @@ TEST(Optimize, RejectsBindingsThatContradictTheModel) {
   EXPECT_EQ(code_of([&] { optimize(model, rank); }), ErrorCode::invalid_argument);
 }
 
+// Size, like Shape, needs only its input's shape: it folds even when the input is request data.
+TEST(Optimize, FoldsSizeOfRequestData) {
+  Model model;
+  model.name = "size";
+  model.inputs = {ValueInfo{"x", DType::f32, Shape{4, 6}, {}}};
+  model.nodes = {
+      Node{"Size", "size", {"x"}, {"n"}, {}},
+      Node{"Cast", "cast", {"n"}, {"nf"}, {{"to", std::int64_t{1}}}},
+      Node{"Mul", "scale", {"x", "nf"}, {"y"}, {}},
+  };
+  model.outputs = {"y"};
+  OptimizeReport report;
+  const Model optimized = optimize(model, {}, &report);
+  EXPECT_EQ(count_ops(optimized, "Size") + count_ops(optimized, "Cast"), 0u);
+  ASSERT_EQ(optimized.nodes.size(), 1u);
+  const Tensor& factor = optimized.initializers.at(optimized.nodes[0].inputs[1]);
+  ASSERT_EQ(factor.dtype(), DType::f32);
+  EXPECT_EQ(factor.values<float>()[0], 24.0f);
+}
+
 TEST(Optimize, ShapeChainsFoldOnTheHostIntoOneConstant) {
   Model model = reshape_by_shape_chain();
   make_symbolic(model, 0, 0, "batch");

@@ -71,6 +71,26 @@ enum class UnaryFn {
   reciprocal,
   exp,
   log,
+  sin,
+  cos,
+  tan,
+  asin,
+  acos,
+  atan,
+  sinh,
+  cosh,
+  asinh,
+  acosh,
+  atanh,
+  floor,
+  ceil,
+  round,
+  sign,
+  softsign,
+  selu,
+  thresholded_relu,
+  celu,
+  shrink,
   neg,
   abs,
   logical_not,
@@ -117,6 +137,47 @@ class UnaryKernel final : public OpKernel {
       fn_ = UnaryFn::exp;
     } else if (op == "Log") {
       fn_ = UnaryFn::log;
+    } else if (op == "Sin") {
+      fn_ = UnaryFn::sin;
+    } else if (op == "Cos") {
+      fn_ = UnaryFn::cos;
+    } else if (op == "Tan") {
+      fn_ = UnaryFn::tan;
+    } else if (op == "Asin") {
+      fn_ = UnaryFn::asin;
+    } else if (op == "Acos") {
+      fn_ = UnaryFn::acos;
+    } else if (op == "Atan") {
+      fn_ = UnaryFn::atan;
+    } else if (op == "Sinh") {
+      fn_ = UnaryFn::sinh;
+    } else if (op == "Cosh") {
+      fn_ = UnaryFn::cosh;
+    } else if (op == "Asinh") {
+      fn_ = UnaryFn::asinh;
+    } else if (op == "Acosh") {
+      fn_ = UnaryFn::acosh;
+    } else if (op == "Atanh") {
+      fn_ = UnaryFn::atanh;
+    } else if (op == "Floor") {
+      fn_ = UnaryFn::floor;
+    } else if (op == "Ceil") {
+      fn_ = UnaryFn::ceil;
+    } else if (op == "Round") {
+      fn_ = UnaryFn::round;
+    } else if (op == "Sign") {
+      fn_ = UnaryFn::sign;
+    } else if (op == "Softsign") {
+      fn_ = UnaryFn::softsign;
+    } else if (op == "Selu") {
+      fn_ = UnaryFn::selu, alpha_ = attrs.get_float("alpha", 1.67326319217681884765625f),
+      beta_ = attrs.get_float("gamma", 1.05070102214813232421875f);
+    } else if (op == "ThresholdedRelu") {
+      fn_ = UnaryFn::thresholded_relu, alpha_ = attrs.get_float("alpha", 1.0f);
+    } else if (op == "Celu") {
+      fn_ = UnaryFn::celu, alpha_ = attrs.get_float("alpha", 1.0f);
+    } else if (op == "Shrink") {
+      fn_ = UnaryFn::shrink, alpha_ = attrs.get_float("lambd", 0.5f), beta_ = attrs.get_float("bias", 0.0f);
     } else if (op == "Gelu") {
       const auto approximation = graph::gelu_approximation(attrs);
       if (!approximation)
@@ -203,6 +264,47 @@ class UnaryKernel final : public OpKernel {
           return map(x, y, [](float v) { return std::exp(v); });
         case UnaryFn::log:
           return map(x, y, [](float v) { return std::log(v); });
+        case UnaryFn::sin:
+          return map(x, y, [](float v) { return std::sin(v); });
+        case UnaryFn::cos:
+          return map(x, y, [](float v) { return std::cos(v); });
+        case UnaryFn::tan:
+          return map(x, y, [](float v) { return std::tan(v); });
+        case UnaryFn::asin:
+          return map(x, y, [](float v) { return std::asin(v); });
+        case UnaryFn::acos:
+          return map(x, y, [](float v) { return std::acos(v); });
+        case UnaryFn::atan:
+          return map(x, y, [](float v) { return std::atan(v); });
+        case UnaryFn::sinh:
+          return map(x, y, [](float v) { return std::sinh(v); });
+        case UnaryFn::cosh:
+          return map(x, y, [](float v) { return std::cosh(v); });
+        case UnaryFn::asinh:
+          return map(x, y, [](float v) { return std::asinh(v); });
+        case UnaryFn::acosh:
+          return map(x, y, [](float v) { return std::acosh(v); });
+        case UnaryFn::atanh:
+          return map(x, y, [](float v) { return std::atanh(v); });
+        case UnaryFn::floor:
+          return map(x, y, [](float v) { return std::floor(v); });
+        case UnaryFn::ceil:
+          return map(x, y, [](float v) { return std::ceil(v); });
+        case UnaryFn::round:
+          return map(x, y, [](float v) { return std::nearbyint(v); });
+        case UnaryFn::sign:
+          return map(x, y, [](float v) { return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v); });
+        case UnaryFn::softsign:
+          return map(x, y, [](float v) { return v / (1.0f + std::fabs(v)); });
+        case UnaryFn::selu:
+          return map(x, y, [=](float v) { return beta * (v > 0.0f ? v : alpha * (std::exp(v) - 1.0f)); });
+        case UnaryFn::thresholded_relu:
+          return map(x, y, [=](float v) { return v > alpha ? v : 0.0f; });
+        case UnaryFn::celu:
+          return map(x, y,
+                     [=](float v) { return std::max(0.0f, v) + std::min(0.0f, alpha * (std::exp(v / alpha) - 1.0f)); });
+        case UnaryFn::shrink:
+          return map(x, y, [=](float v) { return v < -alpha ? v + beta : (v > alpha ? v - beta : 0.0f); });
         case UnaryFn::logical_not:
           return;  // bool only
       }
@@ -216,6 +318,37 @@ class UnaryKernel final : public OpKernel {
   std::int64_t count_ = 0;
 };
 
+// IsNaN and IsInf (detect_negative, detect_positive): f32 in, bool out.
+class FloatClassKernel final : public OpKernel {
+ public:
+  explicit FloatClassKernel(const KernelSpec& spec) : OpKernel(spec) {
+    require_input_count(spec, 1, 1);
+    require_output_count(spec, 1, 1);
+    require_present(spec, 0, "X");
+    require_dtype_in(spec, spec.inputs[0].dtype, {DType::f32}, "input X");
+    require_dtype(spec, spec.outputs[0], DType::boolean, "output Y");
+    require_shape(spec, spec.outputs[0].shape, spec.inputs[0].shape, "output Y");
+    nan_ = spec.node->op_type == "IsNaN";
+    negative_ = spec.node->attrs.get_int("detect_negative", 1) != 0;
+    positive_ = spec.node->attrs.get_int("detect_positive", 1) != 0;
+    count_ = spec.inputs[0].shape.numel();
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    const auto* x = static_cast<const float*>(inputs[0]);
+    auto* y = static_cast<bool_t*>(outputs[0]);
+    for (std::int64_t i = 0; i < count_; ++i) {
+      const float v = x[i];
+      y[i] = nan_ ? std::isnan(v) : std::isinf(v) && (v < 0.0f ? negative_ : positive_);
+    }
+  }
+
+ private:
+  bool nan_ = true, negative_ = true, positive_ = true;
+  std::int64_t count_ = 0;
+};
+
 // ---------------------------------------------------------------- binary
 
 enum class BinaryFn {
@@ -224,6 +357,7 @@ enum class BinaryFn {
   mul,
   div,
   pow,
+  mod,  // fmod_ picks C fmod (sign of the dividend) over Python's floor mod (sign of the divisor)
   prelu,
   equal,
   less,
@@ -246,6 +380,7 @@ constexpr BinaryOpInfo kBinaryOps[] = {
     {"Mul", BinaryFn::mul},
     {"Div", BinaryFn::div},
     {"Pow", BinaryFn::pow},
+    {"Mod", BinaryFn::mod},
     {"PRelu", BinaryFn::prelu},
     {"Equal", BinaryFn::equal},
     {"Less", BinaryFn::less},
@@ -282,7 +417,11 @@ class BinaryKernel final : public OpKernel {
     const TensorDesc& out = spec.outputs[0];
     a_dtype_ = a.dtype;
     b_dtype_ = b.dtype;
-    if (fn_ == BinaryFn::pow) {
+    if (fn_ == BinaryFn::mod) {
+      fmod_ = spec.node->attrs.get_int("fmod", 0) != 0;
+      require_dtype_in(spec, a.dtype, {DType::f32, DType::f16, DType::i64, DType::i32}, "input A");
+      require_dtype(spec, b, a.dtype, "input B");
+    } else if (fn_ == BinaryFn::pow) {
       require_dtype_in(spec, a.dtype, kArithmetic, "input X (base)");
       require_dtype_in(spec, b.dtype, kArithmetic, "input Y (exponent)");
     } else {
@@ -313,7 +452,13 @@ class BinaryKernel final : public OpKernel {
     const void* a = inputs[0];
     const void* b = inputs[1];
     void* c = outputs[0];
-    if (fn_ == BinaryFn::pow) {
+    if (fn_ == BinaryFn::mod) {
+      dispatch<float, f16_t, std::int64_t, std::int32_t>(a_dtype_, [&]<class T>(std::type_identity<T>) {
+        const bool c_fmod = fmod_;
+        broadcast_binary(plan_, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c),
+                         [=](T x, T y) { return mod_of(x, y, c_fmod); });
+      });
+    } else if (fn_ == BinaryFn::pow) {
       dispatch<float, std::int64_t, std::int32_t>(a_dtype_, [&]<class B>(std::type_identity<B>) {
         dispatch<float, std::int64_t, std::int32_t>(b_dtype_, [&]<class E>(std::type_identity<E>) {
           broadcast_binary(plan_, static_cast<const B*>(a), static_cast<const E*>(b), static_cast<B*>(c),
@@ -342,6 +487,24 @@ class BinaryKernel final : public OpKernel {
       return int_pow(base, static_cast<std::int64_t>(exponent));
     else
       return saturate_to_int<B>(std::pow(static_cast<double>(base), static_cast<double>(exponent)));
+  }
+
+  // Mod: integers take x % y (0 for y = 0, as integer Div), moved to the divisor's sign unless
+  // c_fmod; floats compute std::fmod in f32 and move it the same way.
+  template <class T>
+  static T mod_of(T x, T y, bool c_fmod) {
+    if constexpr (std::is_integral_v<T>) {
+      if (y == 0) return T{0};
+      if (y == -1) return T{0};  // x % -1 is 0, and INT_MIN % -1 would trap
+      T r = static_cast<T>(x % y);
+      if (!c_fmod && r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);
+      return r;
+    } else {
+      const float a = load(x), b = load(y);
+      float r = std::fmod(a, b);
+      if (!c_fmod && r != 0.0f && ((r < 0.0f) != (b < 0.0f))) r += b;
+      return store<T>(r);
+    }
   }
 
   template <class T>
@@ -412,6 +575,7 @@ class BinaryKernel final : public OpKernel {
   }
 
   BinaryFn fn_ = BinaryFn::add;
+  bool fmod_ = false;
   DType a_dtype_ = DType::f32;
   DType b_dtype_ = DType::f32;
   BroadcastPlan<2> plan_;
@@ -420,6 +584,9 @@ class BinaryKernel final : public OpKernel {
 }  // namespace
 
 std::unique_ptr<OpKernel> make_unary_kernel(const KernelSpec& spec) { return std::make_unique<UnaryKernel>(spec); }
+std::unique_ptr<OpKernel> make_float_class_kernel(const KernelSpec& spec) {
+  return std::make_unique<FloatClassKernel>(spec);
+}
 std::unique_ptr<OpKernel> make_binary_kernel(const KernelSpec& spec) { return std::make_unique<BinaryKernel>(spec); }
 
 }  // namespace loom::backend::cpu

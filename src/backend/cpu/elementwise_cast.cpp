@@ -1,4 +1,5 @@
-// Cast between every Loom dtype. Conversions follow C++ except where C++ is undefined: float ->
+// Cast (and CastLike, which takes the target dtype from its second input) between every Loom
+// dtype. Conversions follow C++ except where C++ is undefined: float ->
 // integer truncates toward zero and saturates (NaN -> 0); anything -> bool is value != 0; i64 ->
 // i32 keeps the low 32 bits; 16-bit floats round to nearest even.
 //
@@ -38,15 +39,23 @@ D convert(S v) {
 class CastKernel final : public OpKernel {
  public:
   explicit CastKernel(const KernelSpec& spec) : OpKernel(spec) {
-    require_input_count(spec, 1, 1);
+    const bool like = spec.node->op_type == "CastLike";
+    require_input_count(spec, like ? 2 : 1, like ? 2 : 1);
     require_output_count(spec, 1, 1);
     require_present(spec, 0, "input");
-    const std::int64_t to = spec.node->attrs.get_int("to", -1);
-    const DType target = parse_for_node(spec, [&] { return graph::cast_target(to); });
+    DType target = DType::f32;
+    if (like) {
+      // CastLike: the target is the dtype `target_type` (input 1) is stored in; its values are unused.
+      require_present(spec, 1, "target_type");
+      target = spec.inputs[1].dtype;
+    } else {
+      const std::int64_t to = spec.node->attrs.get_int("to", -1);
+      target = parse_for_node(spec, [&] { return graph::cast_target(to); });
+    }
     const DType stored = spec.outputs[0].dtype;
     if (stored != target && !(is_floating(stored) && is_floating(target)))
-      throw_unsupported(spec, "output dtype " + std::string(dtype_name(stored)) + " does not match to=" +
-                                  std::to_string(to) + " (" + std::string(dtype_name(target)) + ")");
+      throw_unsupported(spec, "output dtype " + std::string(dtype_name(stored)) + " does not match the target " +
+                                  std::string(dtype_name(target)));
     require_shape(spec, spec.outputs[0].shape, spec.inputs[0].shape, "output");
     from_ = spec.inputs[0].dtype;
     to_ = target;

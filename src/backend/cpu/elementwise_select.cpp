@@ -1,5 +1,5 @@
-// The selecting ops: variadic Min/Max, Clip and Where. Their results are exact in every dtype, so
-// they take 16-bit floats too (compared in float).
+// The selecting ops: variadic Min/Max (with the variadic Sum and Mean, f32 only), Clip and Where.
+// Min, Max, Clip and Where are exact in every dtype, so they take 16-bit floats too (compared in float).
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -24,17 +24,30 @@ inline C min_of(C x, C y) {
   return (x < y || x != x) ? x : y;
 }
 
-// Folds the inputs pairwise into the output: out = op(in0, in1), then out = op(out, in_k). Each
-// step reads the output at the element it writes, so working in place is safe.
-class MinMaxKernel final : public OpKernel {
+enum class VariadicFn { min, max, sum, mean };
+
+// Folds the inputs pairwise into the output: out = op(in0, in1), then out = op(out, in_k) (Mean
+// then divides by the input count). Each step reads the output at the element it writes, so
+// working in place is safe.
+class VariadicKernel final : public OpKernel {
  public:
-  explicit MinMaxKernel(const KernelSpec& spec) : OpKernel(spec) {
+  explicit VariadicKernel(const KernelSpec& spec) : OpKernel(spec) {
     if (spec.inputs.empty()) throw_bad_shape(spec, "expects at least one input");
     require_input_count(spec, 1, spec.inputs.size());
     require_output_count(spec, 1, 1);
-    is_max_ = spec.node->op_type == "Max";
-    if (!is_max_ && spec.node->op_type != "Min") throw_unsupported(spec, "not Min or Max");
+    const std::string& op = spec.node->op_type;
+    if (op == "Max")
+      fn_ = VariadicFn::max;
+    else if (op == "Min")
+      fn_ = VariadicFn::min;
+    else if (op == "Sum")
+      fn_ = VariadicFn::sum;
+    else if (op == "Mean")
+      fn_ = VariadicFn::mean;
+    else
+      throw_unsupported(spec, "not Min, Max, Sum or Mean");
     dtype_ = spec.inputs[0].dtype;
+    if (fn_ == VariadicFn::sum || fn_ == VariadicFn::mean) require_dtype_in(spec, dtype_, {DType::f32}, "input 0");
     std::vector<Shape> shapes;
     for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
       const std::string role = "input " + std::to_string(i);
@@ -46,7 +59,8 @@ class MinMaxKernel final : public OpKernel {
     const Shape& out = spec.outputs[0].shape;
     require_dtype(spec, spec.outputs[0], dtype_, "output");
     require_broadcast_output(spec, out, shapes);
-    // A single input is min(x, x): the same loop copies it.
+    count_ = out.numel();
+    // A single input is min(x, x): the same loop copies it (Sum and Mean take the first operand).
     steps_.push_back(plan_broadcast<2>(spec, out, {shapes[0], shapes.size() > 1 ? shapes[1] : shapes[0]}));
     for (std::size_t i = 2; i < shapes.size(); ++i) steps_.push_back(plan_broadcast<2>(spec, out, {out, shapes[i]}));
   }
@@ -56,16 +70,33 @@ class MinMaxKernel final : public OpKernel {
     dispatch<float, f16_t, bf16_t, std::int64_t, std::int32_t>(dtype_, [&]<class T>(std::type_identity<T>) {
       T* out = static_cast<T*>(outputs[0]);
       const auto input = [&](std::size_t i) { return static_cast<const T*>(inputs[i]); };
-      const auto op = [max = is_max_](T x, T y) {
-        return store<T>(max ? max_of(load(x), load(y)) : min_of(load(x), load(y)));
+      const VariadicFn fn = fn_;
+      const auto op = [fn](T x, T y) {
+        switch (fn) {
+          case VariadicFn::max:
+            return store<T>(max_of(load(x), load(y)));
+          case VariadicFn::min:
+            return store<T>(min_of(load(x), load(y)));
+          default:
+            return store<T>(load(x) + load(y));
+        }
       };
-      broadcast_binary(steps_[0], input(0), input(inputs.size() > 1 ? 1 : 0), out, op);
+      if (inputs.size() == 1)
+        broadcast_binary(steps_[0], input(0), input(0), out, [](T x, T) { return x; });
+      else
+        broadcast_binary(steps_[0], input(0), input(1), out, op);
       for (std::size_t s = 1; s < steps_.size(); ++s) broadcast_binary(steps_[s], out, input(s + 1), out, op);
+      if constexpr (std::is_same_v<T, float>)
+        if (fn_ == VariadicFn::mean) {
+          const float count = static_cast<float>(inputs.size());
+          for (std::int64_t i = 0; i < count_; ++i) out[i] /= count;
+        }
     });
   }
 
  private:
-  bool is_max_ = true;
+  VariadicFn fn_ = VariadicFn::max;
+  std::int64_t count_ = 0;
   DType dtype_ = DType::f32;
   std::vector<BroadcastPlan<2>> steps_;
 };
@@ -177,7 +208,9 @@ class WhereKernel final : public OpKernel {
 
 }  // namespace
 
-std::unique_ptr<OpKernel> make_min_max_kernel(const KernelSpec& spec) { return std::make_unique<MinMaxKernel>(spec); }
+std::unique_ptr<OpKernel> make_variadic_kernel(const KernelSpec& spec) {
+  return std::make_unique<VariadicKernel>(spec);
+}
 std::unique_ptr<OpKernel> make_clip_kernel(const KernelSpec& spec) { return std::make_unique<ClipKernel>(spec); }
 std::unique_ptr<OpKernel> make_where_kernel(const KernelSpec& spec) { return std::make_unique<WhereKernel>(spec); }
 

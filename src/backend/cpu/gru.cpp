@@ -26,12 +26,7 @@ float* output_ptr(std::span<void* const> outputs, std::size_t i) {
 class GruKernel final : public OpKernel {
  public:
   explicit GruKernel(const KernelSpec& spec) : OpKernel(spec), gru_(parse_gru_spec(spec)) {
-    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
-      if (i != kGruSequenceLens && spec.inputs[i].present)
-        require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
-    for (std::size_t i = 0; i < spec.outputs.size(); ++i)
-      if (spec.outputs[i].present)
-        require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
+    require_f32_except(spec, kGruSequenceLens);
   }
 
   std::size_t workspace_bytes() const override {

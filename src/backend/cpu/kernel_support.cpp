@@ -51,6 +51,15 @@ void require_f32(const KernelSpec& spec) {
     require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
 }
 
+void require_f32_except(const KernelSpec& spec, std::size_t skipped_input) {
+  for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+    if (i != skipped_input && spec.inputs[i].present)
+      require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
+  for (std::size_t i = 0; i < spec.outputs.size(); ++i)
+    if (spec.outputs[i].present)
+      require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
+}
+
 std::int64_t normalize_axis(const KernelSpec& spec, std::int64_t axis, std::int64_t rank, const char* role) {
   const std::int64_t normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= rank)

@@ -24,6 +24,8 @@ void require_present(const KernelSpec& spec, std::size_t index, const char* role
 // Throws Error(unsupported) unless every present input and output is f32; f16/bf16 get a message
 // saying they need the CUDA backend.
 void require_f32(const KernelSpec& spec);
+// The same for every present input but `skipped_input` (an index input such as sequence_lens).
+void require_f32_except(const KernelSpec& spec, std::size_t skipped_input);
 void require_dtype(const KernelSpec& spec, const TensorDesc& desc, DType expected, const char* role);
 
 // Maps a possibly negative axis into [0, rank); throws shape_mismatch when out of range.

@@ -29,12 +29,7 @@ std::size_t aligned_floats(std::int64_t count) { return static_cast<std::size_t>
 class LstmKernel final : public OpKernel {
  public:
   explicit LstmKernel(const KernelSpec& spec) : OpKernel(spec), lstm_(parse_lstm_spec(spec)) {
-    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
-      if (i != kSequenceLens && spec.inputs[i].present)
-        require_dtype(spec, spec.inputs[i], DType::f32, ("input " + std::to_string(i)).c_str());
-    for (std::size_t i = 0; i < spec.outputs.size(); ++i)
-      if (spec.outputs[i].present)
-        require_dtype(spec, spec.outputs[i], DType::f32, ("output " + std::to_string(i)).c_str());
+    require_f32_except(spec, kSequenceLens);
   }
 
   std::size_t workspace_bytes() const override {

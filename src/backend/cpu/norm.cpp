@@ -1,5 +1,6 @@
-// BatchNormalization with running statistics (inference only) and LayerNormalization over the
-// trailing dims from `axis`, with its optional Mean and InvStdDev outputs. Statistics are
+// BatchNormalization with running statistics (inference only), LayerNormalization over the
+// trailing dims from `axis`, with its optional Mean and InvStdDev outputs, InstanceNormalization,
+// MeanVarianceNormalization and LRN. Statistics are
 // accumulated in double so the CPU result can serve as the reference for the CUDA kernels.
 #include "backend/cpu/norm.hpp"
 
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "graph/ops/reduce_geometry.hpp"
+#include "graph/ops/shape_geometry.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -185,11 +188,148 @@ class LayerNormKernel final : public OpKernel {
   std::vector<std::int64_t> scale_strides_, bias_strides_;
 };
 
+// InstanceNormalization (per (n, c) over the spatial axes, eps inside the square root, then
+// scale[c] and B[c]) and MeanVarianceNormalization ((x - mean) / (std + 1e-9) over `axes`): each
+// element belongs to the group its kept axes name; statistics accumulate in double.
+class GroupNormKernel final : public OpKernel {
+ public:
+  explicit GroupNormKernel(const KernelSpec& spec) : OpKernel(spec) {
+    instance_ = spec.node->op_type == "InstanceNormalization";
+    require_input_count(spec, instance_ ? 3 : 1, instance_ ? 3 : 1);
+    require_output_count(spec, 1, 1);
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+      require_present(spec, i, i == 0 ? "input" : i == 1 ? "scale" : "B");
+    require_f32(spec);
+    const Shape& x = spec.inputs[0].shape;
+    require_shape(spec, spec.outputs[0].shape, x, "output");
+    if (instance_) {
+      if (x.rank() < 2) throw_bad_shape(spec, "input must be (N, C, ...), got " + x.to_string());
+      for (std::size_t i = 1; i < 3; ++i)
+        require_shape(spec, spec.inputs[i].shape, Shape{x[1]}, i == 1 ? "scale" : "B");
+      reduced_.assign(x.rank(), true);
+      reduced_[0] = reduced_[1] = false;
+      epsilon_ = spec.node->attrs.get_float("epsilon", 1e-5f);
+    } else {
+      reduced_ = parse_for_node(spec, [&] { return graph::axis_mask(graph::mvn_axes(spec.node->attrs), x.rank()); });
+    }
+    dims_ = x.dims();
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    const auto* x = static_cast<const float*>(inputs[0]);
+    auto* y = static_cast<float*>(outputs[0]);
+    const std::size_t rank = dims_.size();
+    std::int64_t groups = 1, count = 1;
+    for (std::size_t d = 0; d < rank; ++d) (reduced_[d] ? count : groups) *= dims_[d];
+    const std::vector<std::int64_t> group = group_of_elements();
+    std::vector<double> sum(static_cast<std::size_t>(groups), 0.0), square(static_cast<std::size_t>(groups), 0.0);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      sum[static_cast<std::size_t>(group[i])] += x[i];
+      square[static_cast<std::size_t>(group[i])] += static_cast<double>(x[i]) * x[i];
+    }
+    std::vector<float> mean(sum.size()), inv(sum.size());
+    for (std::size_t g = 0; g < sum.size(); ++g) {
+      const double m = sum[g] / static_cast<double>(count);
+      const double variance = std::max(0.0, square[g] / static_cast<double>(count) - m * m);
+      mean[g] = static_cast<float>(m);
+      inv[g] =
+          static_cast<float>(instance_ ? 1.0 / std::sqrt(variance + epsilon_) : 1.0 / (std::sqrt(variance) + 1e-9));
+    }
+    const auto* scale = instance_ ? static_cast<const float*>(inputs[1]) : nullptr;
+    const auto* bias = instance_ ? static_cast<const float*>(inputs[2]) : nullptr;
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const auto g = static_cast<std::size_t>(group[i]);
+      const float normalized = (x[i] - mean[g]) * inv[g];
+      // Instance groups are (n, c) in order, so the channel is the group modulo C.
+      y[i] = instance_ ? normalized * scale[g % static_cast<std::size_t>(dims_[1])] +
+                             bias[g % static_cast<std::size_t>(dims_[1])]
+                       : normalized;
+    }
+  }
+
+ private:
+  // For each element (row-major), the row-major index of its group over the kept axes.
+  std::vector<std::int64_t> group_of_elements() const {
+    const std::size_t rank = dims_.size();
+    std::int64_t total = 1;
+    for (const auto d : dims_) total *= d;
+    std::vector<std::int64_t> group(static_cast<std::size_t>(total));
+    std::vector<std::int64_t> position(rank, 0);
+    for (std::int64_t i = 0; i < total; ++i) {
+      std::int64_t g = 0;
+      for (std::size_t d = 0; d < rank; ++d)
+        if (!reduced_[d]) g = g * dims_[d] + position[d];
+      group[static_cast<std::size_t>(i)] = g;
+      for (std::size_t d = rank; d-- > 0;) {
+        if (++position[d] < dims_[d]) break;
+        position[d] = 0;
+      }
+    }
+    return group;
+  }
+
+  bool instance_ = true;
+  float epsilon_ = 1e-5f;
+  std::vector<bool> reduced_;
+  std::vector<std::int64_t> dims_;
+};
+
+// LRN: y = x / (bias + alpha / size * sum of x^2 over the channels c - floor((size - 1) / 2) ..
+// c + ceil((size - 1) / 2))^beta.
+class LrnKernel final : public OpKernel {
+ public:
+  explicit LrnKernel(const KernelSpec& spec) : OpKernel(spec) {
+    require_input_count(spec, 1, 1);
+    require_output_count(spec, 1, 1);
+    require_present(spec, 0, "X");
+    require_f32(spec);
+    const Shape& x = spec.inputs[0].shape;
+    if (x.rank() < 2) throw_bad_shape(spec, "X must be (N, C, ...), got " + x.to_string());
+    require_shape(spec, spec.outputs[0].shape, x, "output");
+    const Attributes& attrs = spec.node->attrs;
+    size_ = attrs.get_int("size", 0);
+    if (size_ < 1) throw_bad_shape(spec, "size must be >= 1");
+    alpha_ = attrs.get_float("alpha", 1e-4f);
+    beta_ = attrs.get_float("beta", 0.75f);
+    bias_ = attrs.get_float("bias", 1.0f);
+    batch_ = x[0];
+    channels_ = x[1];
+    inner_ = product(x.dims(), 2, x.rank());
+  }
+
+ protected:
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    const auto* x = static_cast<const float*>(inputs[0]);
+    auto* y = static_cast<float*>(outputs[0]);
+    const std::int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;
+    for (std::int64_t n = 0; n < batch_; ++n)
+      for (std::int64_t c = 0; c < channels_; ++c)
+        for (std::int64_t i = 0; i < inner_; ++i) {
+          double square_sum = 0.0;
+          for (std::int64_t k = std::max<std::int64_t>(0, c - before); k <= std::min(channels_ - 1, c + after); ++k) {
+            const double v = x[(n * channels_ + k) * inner_ + i];
+            square_sum += v * v;
+          }
+          const std::int64_t at = (n * channels_ + c) * inner_ + i;
+          y[at] = static_cast<float>(x[at] / std::pow(bias_ + alpha_ / static_cast<double>(size_) * square_sum, beta_));
+        }
+  }
+
+ private:
+  std::int64_t size_ = 1, batch_ = 0, channels_ = 0, inner_ = 0;
+  float alpha_ = 0.0f, beta_ = 0.0f, bias_ = 0.0f;
+};
+
 }  // namespace
 
 std::unique_ptr<OpKernel> make_batch_norm_kernel(const KernelSpec& spec) {
   return std::make_unique<BatchNormKernel>(spec);
 }
+std::unique_ptr<OpKernel> make_group_norm_kernel(const KernelSpec& spec) {
+  return std::make_unique<GroupNormKernel>(spec);
+}
+std::unique_ptr<OpKernel> make_lrn_kernel(const KernelSpec& spec) { return std::make_unique<LrnKernel>(spec); }
 std::unique_ptr<OpKernel> make_layer_norm_kernel(const KernelSpec& spec) {
   return std::make_unique<LayerNormKernel>(spec);
 }

@@ -1,5 +1,5 @@
-// CPU kernels of the conv family: convolutions, pooling, batch normalisation, Pad and Resize (see
-// kernel_registry.hpp).
+// CPU kernels of the conv family: convolutions, pooling (and MaxUnpool, RoiAlign), batch normalisation, Pad,
+// Resize and GridSample (see kernel_registry.hpp).
 #include "backend/cpu/conv.hpp"
 #include "backend/cpu/kernel_registry.hpp"
 #include "backend/cpu/norm.hpp"
@@ -18,6 +18,9 @@ void register_conv_kernels(CpuKernelRegistry& registry) {
   registry.add("BatchNormalization", make_batch_norm_kernel);
   registry.add("Pad", make_pad_kernel);
   registry.add("Resize", make_resize_kernel);
+  registry.add("GridSample", make_grid_sample_kernel);
+  registry.add("MaxUnpool", make_max_unpool_kernel);
+  registry.add("RoiAlign", make_roi_align_kernel);
 }
 
 }  // namespace loom::backend::cpu

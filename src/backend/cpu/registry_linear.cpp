@@ -1,4 +1,6 @@
-// CPU kernels of the linear family: MatMul and Gemm (see kernel_registry.hpp).
+// CPU kernels of the linear family: MatMul, Gemm, Det, DFT and STFT (see kernel_registry.hpp).
+#include "backend/cpu/det.hpp"
+#include "backend/cpu/dft.hpp"
 #include "backend/cpu/kernel_registry.hpp"
 #include "backend/cpu/matmul.hpp"
 
@@ -7,6 +9,9 @@ namespace loom::backend::cpu {
 void register_linear_kernels(CpuKernelRegistry& registry) {
   registry.add("MatMul", make_matmul_kernel);
   registry.add("Gemm", make_gemm_kernel);
+  registry.add("Det", make_det_kernel);
+  registry.add("DFT", make_dft_kernel);
+  registry.add("STFT", make_stft_kernel);
 }
 
 }  // namespace loom::backend::cpu

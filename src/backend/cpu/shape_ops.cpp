@@ -138,6 +138,15 @@ std::unique_ptr<OpKernel> make_split_kernel(const KernelSpec& spec) { return std
 std::unique_ptr<OpKernel> make_shape_kernel(const KernelSpec& spec) {
   return std::make_unique<ValueKernel>(spec, parse_shape_value(spec));
 }
+std::unique_ptr<OpKernel> make_size_kernel(const KernelSpec& spec) {
+  require_input_count(spec, 1, 1);
+  require_output_count(spec, 1, 1);
+  require_present(spec, 0, "data");
+  require_dtype(spec, spec.outputs[0], DType::i64, "output");
+  require_shape(spec, spec.outputs[0].shape, Shape{}, "output");
+  const std::int64_t count = spec.inputs[0].shape.numel();
+  return std::make_unique<ValueKernel>(spec, Tensor::from<std::int64_t>(Shape{}, {count}));
+}
 std::unique_ptr<OpKernel> make_constant_kernel(const KernelSpec& spec) {
   return std::make_unique<ValueKernel>(spec, parse_constant_value(spec));
 }

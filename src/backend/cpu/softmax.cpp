@@ -1,5 +1,5 @@
-// Softmax and LogSoftmax along one axis (opset 13 semantics): exp(x - max) / sum and
-// x - max - log(sum), the max subtracted so exp never overflows.
+// Softmax, LogSoftmax and Hardmax along one axis (opset 13 semantics): exp(x - max) / sum and
+// x - max - log(sum), the max subtracted so exp never overflows; Hardmax marks the first maximum.
 #include "backend/cpu/softmax.hpp"
 
 #include <algorithm>
@@ -14,7 +14,8 @@ namespace {
 
 class SoftmaxKernel final : public OpKernel {
  public:
-  explicit SoftmaxKernel(const KernelSpec& spec) : OpKernel(spec), log_(spec.node->op_type == "LogSoftmax") {
+  explicit SoftmaxKernel(const KernelSpec& spec)
+      : OpKernel(spec), log_(spec.node->op_type == "LogSoftmax"), hard_(spec.node->op_type == "Hardmax") {
     require_input_count(spec, 1, 1);
     require_output_count(spec, 1, 1);
     require_present(spec, 0, "input");
@@ -38,6 +39,14 @@ class SoftmaxKernel final : public OpKernel {
       for (std::int64_t i = 0; i < inner_; ++i) {
         const float* in = x + o * length_ * inner_ + i;
         float* out = y + o * length_ * inner_ + i;
+        if (hard_) {
+          // Hardmax: 1 at the first largest element, 0 elsewhere.
+          std::int64_t best = 0;
+          for (std::int64_t k = 1; k < length_; ++k)
+            if (in[k * inner_] > in[best * inner_]) best = k;
+          for (std::int64_t k = 0; k < length_; ++k) out[k * inner_] = k == best ? 1.0f : 0.0f;
+          continue;
+        }
         float max_value = -std::numeric_limits<float>::infinity();
         for (std::int64_t k = 0; k < length_; ++k) max_value = std::max(max_value, in[k * inner_]);
         // The sum in double: the CUDA kernels are compared against this.
@@ -60,7 +69,7 @@ class SoftmaxKernel final : public OpKernel {
   }
 
  private:
-  bool log_;
+  bool log_, hard_;
   std::int64_t outer_ = 0, length_ = 0, inner_ = 0;
 };
 

@@ -1,4 +1,4 @@
-// Softmax and LogSoftmax along one axis (ONNX opset 13+ semantics).
+// Softmax, LogSoftmax and Hardmax along one axis (ONNX opset 13+ semantics).
 #pragma once
 
 #include <memory>
@@ -7,6 +7,6 @@
 
 namespace loom::backend::cpu {
 
-std::unique_ptr<OpKernel> make_softmax_kernel(const KernelSpec& spec);  // also LogSoftmax
+std::unique_ptr<OpKernel> make_softmax_kernel(const KernelSpec& spec);  // also LogSoftmax, Hardmax
 
 }  // namespace loom::backend::cpu

@@ -182,6 +182,52 @@ double resize_flops(const Node& node, std::span<const ValueInfo* const>, std::sp
   return linear ? 8.0 * static_cast<double>(outs[0]->shape.numel()) : 0.0;
 }
 
+// GridSample: X (N, C, H, W) sampled at grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out).
+std::vector<ValueInfo> infer_grid_sample(const Node& node, std::span<const ValueInfo* const> in,
+                                         std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  const auto& grid = need(in, 1, "grid");
+  need_float(x, "X");
+  need_same_dtype(x, grid);
+  need_rank(x, 4, "X");
+  need_rank(grid, 4, "grid");
+  if (grid.shape[0] != x.shape[0] || grid.shape[3] != 2)
+    fail(ErrorCode::shape_mismatch,
+         "grid " + grid.shape.to_string() + " must be (N, H_out, W_out, 2) for X " + x.shape.to_string());
+  grid_sample_attrs(node.attrs);
+  return {out(node, 0, x.dtype, Shape{x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]})};
+}
+
+// MaxUnpool: X and I (i64, X's shape) scattered into a zero tensor; output_shape (optional) is constant.
+std::vector<ValueInfo> infer_max_unpool(const Node& node, std::span<const ValueInfo* const> in,
+                                        std::span<const Tensor* const> constants) {
+  const auto& x = need(in, 0, "X");
+  const auto& indices = need(in, 1, "I");
+  need_float(x, "X");
+  if (indices.dtype != DType::i64 || indices.shape != x.shape)
+    fail(ErrorCode::shape_mismatch, "I must be i64 of X's shape " + x.shape.to_string());
+  std::optional<std::vector<std::int64_t>> output_shape;
+  if (optional_input(in, 2)) output_shape = constant_ints(need_constant(constants, 2, "output_shape"), "output_shape");
+  return {out(node, 0, x.dtype, Shape(max_unpool_shape(node.attrs, x.shape, output_shape ? &*output_shape : nullptr)))};
+}
+
+// RoiAlign: X (N, C, H, W), rois (R, 4), batch_indices (R) -> (R, C, output_height, output_width).
+std::vector<ValueInfo> infer_roi_align(const Node& node, std::span<const ValueInfo* const> in,
+                                       std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  const auto& rois = need(in, 1, "rois");
+  const auto& batch_indices = need(in, 2, "batch_indices");
+  need_float(x, "X");
+  need_same_dtype(x, rois);
+  need_rank(x, 4, "X");
+  if (rois.shape.rank() != 2 || rois.shape[1] != 4)
+    fail(ErrorCode::shape_mismatch, "rois must be (R, 4), got " + rois.shape.to_string());
+  if (batch_indices.dtype != DType::i64 || batch_indices.shape != Shape{rois.shape[0]})
+    fail(ErrorCode::shape_mismatch, "batch_indices must be i64 (R)");
+  const RoiAlignAttrs attrs = roi_align_attrs(node.attrs);
+  return {out(node, 0, x.dtype, Shape{rois.shape[0], x.shape[1], attrs.output_height, attrs.output_width})};
+}
+
 }  // namespace
 
 void register_conv_schemas(SchemaTable& table) {
@@ -194,6 +240,9 @@ void register_conv_schemas(SchemaTable& table) {
   table["BatchNormalization"] = {OpRole::pointwise, infer_batch_norm, two_per_output, {}};
   table["Pad"] = {OpRole::anchor, infer_pad, nullptr, {1}};
   table["Resize"] = {OpRole::anchor, infer_resize, resize_flops, {2, 3}};
+  table["MaxUnpool"] = {OpRole::anchor, infer_max_unpool, nullptr, {2}};
+  table["RoiAlign"] = {OpRole::anchor, infer_roi_align, nullptr, {}};
+  table["GridSample"] = {OpRole::anchor, infer_grid_sample, nullptr, {}};
 }
 
 }  // namespace loom::graph

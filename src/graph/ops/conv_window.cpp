@@ -180,4 +180,25 @@ WindowGeometry transposed_window(const Attributes& attrs, const Shape& x, const 
   return g;
 }
 
+std::vector<std::int64_t> max_unpool_shape(const Attributes& attrs, const Shape& x,
+                                           const std::vector<std::int64_t>* output_shape) {
+  if (x.rank() < 3) throw Error(ErrorCode::invalid_model, "X must be [N, C, spatial...], got " + x.to_string());
+  const std::size_t spatial = x.rank() - 2;
+  if (output_shape) {
+    if (output_shape->size() != x.rank())
+      throw Error(ErrorCode::invalid_model, "output_shape must have X's rank " + std::to_string(x.rank()));
+    return *output_shape;
+  }
+  const auto kernel = attrs.get_ints("kernel_shape");
+  const auto strides = attrs.has("strides") ? attrs.get_ints("strides") : std::vector<std::int64_t>(spatial, 1);
+  const auto pads = attrs.has("pads") ? attrs.get_ints("pads") : std::vector<std::int64_t>(2 * spatial, 0);
+  if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial)
+    throw Error(ErrorCode::invalid_model,
+                "kernel_shape, strides and pads must match the " + std::to_string(spatial) + " spatial axes");
+  std::vector<std::int64_t> out{x[0], x[1]};
+  for (std::size_t d = 0; d < spatial; ++d)
+    out.push_back((x[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + spatial]);
+  return out;
+}
+
 }  // namespace loom::graph

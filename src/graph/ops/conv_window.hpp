@@ -40,4 +40,10 @@ WindowGeometry sliding_window(const Attributes& attrs, const Shape& x, const std
 // position of input x and tap k: x * stride + k * dilation - pad_begin.
 WindowGeometry transposed_window(const Attributes& attrs, const Shape& x, const std::vector<std::int64_t>& kernel);
 
+// MaxUnpool: the output shape of X [N, C, spatial...] — `output_shape` (the whole shape) when given,
+// else N, C and (input - 1) * stride + kernel - pad_begin - pad_end per spatial axis
+// (kernel_shape required; strides default 1, pads 0). Throws Error(invalid_model).
+std::vector<std::int64_t> max_unpool_shape(const Attributes& attrs, const Shape& x,
+                                           const std::vector<std::int64_t>* output_shape);
+
 }  // namespace loom::graph

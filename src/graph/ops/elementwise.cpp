@@ -10,6 +10,13 @@
 namespace loom::graph {
 namespace {
 
+// Sin, Cos, ... Atanh: float-only unary math, each std::<name> on the CPU.
+constexpr const char* kTrigonometricOps[] = {"Sin",  "Cos",  "Tan",   "Asin",  "Acos", "Atan",
+                                             "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"};
+// Float-only unary ops added with them (rounding, Sign and the rarer activations).
+constexpr const char* kMoreFloatUnaryOps[] = {"Floor",           "Ceil", "Round", "Sign", "Softsign", "Selu",
+                                              "ThresholdedRelu", "Celu", "Shrink"};
+
 bool is_integer(DType dtype) { return dtype == DType::i64 || dtype == DType::i32; }
 bool is_numeric(DType dtype) { return is_floating(dtype) || is_integer(dtype); }
 
@@ -45,6 +52,14 @@ std::vector<ValueInfo> infer_numeric_unary(const Node& node, std::span<const Val
   return {out(node, 0, x.dtype, x.shape)};
 }
 
+// IsNaN, IsInf: float in, bool out.
+std::vector<ValueInfo> infer_float_class(const Node& node, std::span<const ValueInfo* const> in,
+                                         std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  need_float(x, "X");
+  return {out(node, 0, DType::boolean, x.shape)};
+}
+
 std::vector<ValueInfo> infer_not(const Node& node, std::span<const ValueInfo* const> in,
                                  std::span<const Tensor* const>) {
   const auto& x = need(in, 0, "X");
@@ -52,7 +67,7 @@ std::vector<ValueInfo> infer_not(const Node& node, std::span<const ValueInfo* co
   return {out(node, 0, x.dtype, x.shape)};
 }
 
-// Add, Sub, Mul, Div: one numeric dtype, numpy broadcasting.
+// Add, Sub, Mul, Div, Mod: one numeric dtype, numpy broadcasting.
 std::vector<ValueInfo> infer_arithmetic(const Node& node, std::span<const ValueInfo* const> in,
                                         std::span<const Tensor* const>) {
   const auto& a = need(in, 0, "A");
@@ -104,11 +119,12 @@ std::vector<ValueInfo> infer_logic(const Node& node, std::span<const ValueInfo* 
   return {out(node, 0, DType::boolean, broadcast_shapes(a.shape, b.shape))};
 }
 
-// Min, Max: one or more inputs of one numeric dtype, broadcast together.
+// Min, Max: one or more inputs of one numeric dtype, broadcast together; Sum, Mean: float.
 std::vector<ValueInfo> infer_variadic(const Node& node, std::span<const ValueInfo* const> in,
                                       std::span<const Tensor* const>) {
   const auto& first = need(in, 0, "data_0");
   need_numeric(first, "data_0");
+  if (node.op_type == "Sum" || node.op_type == "Mean") need_float(first, "data_0");
   Shape shape = first.shape;
   for (std::size_t i = 1; i < in.size(); ++i) {
     const auto& next = need(in, i, "data_i");
@@ -153,6 +169,14 @@ std::vector<ValueInfo> infer_cast(const Node& node, std::span<const ValueInfo* c
   return {out(node, 0, cast_target(to), x.shape)};
 }
 
+// CastLike: the output takes target_type's dtype (its values are unused).
+std::vector<ValueInfo> infer_cast_like(const Node& node, std::span<const ValueInfo* const> in,
+                                       std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  const auto& like = need(in, 1, "target_type");
+  return {out(node, 0, like.dtype, x.shape)};
+}
+
 // Rough FLOPs per output element: 1 for simple arithmetic, more for transcendental functions.
 double per_output(const Node& node, std::span<const ValueInfo* const>, std::span<const ValueInfo* const> outs) {
   const double y = static_cast<double>(outs[0]->shape.numel());
@@ -160,9 +184,12 @@ double per_output(const Node& node, std::span<const ValueInfo* const>, std::span
   if (op == "Sigmoid" || op == "Tanh" || op == "Elu" || op == "Softplus" || op == "Erf" || op == "Exp" || op == "Log" ||
       op == "Pow")
     return 4.0 * y;
+  for (const char* trig : kTrigonometricOps)
+    if (op == trig) return 4.0 * y;
   if (op == "Gelu") return 8.0 * y;
   if (op == "HardSigmoid" || op == "HardSwish" || op == "Clip") return 2.0 * y;
-  if (op == "Min" || op == "Max") return static_cast<double>(node.inputs.size() > 1 ? node.inputs.size() - 1 : 1) * y;
+  if (op == "Min" || op == "Max" || op == "Sum" || op == "Mean")
+    return static_cast<double>(node.inputs.size() > 1 ? node.inputs.size() - 1 : 1) * y;
   return y;
 }
 
@@ -172,19 +199,24 @@ void register_elementwise_schemas(SchemaTable& table) {
   for (const char* op : {"Sigmoid", "Tanh", "Gelu", "LeakyRelu", "Elu", "HardSigmoid", "HardSwish", "Erf", "Softplus",
                          "Sqrt", "Reciprocal", "Exp", "Log"})
     table[op] = {OpRole::pointwise, infer_float_unary, per_output, {}};
+  for (const char* op : kTrigonometricOps) table[op] = {OpRole::pointwise, infer_float_unary, per_output, {}};
+  for (const char* op : kMoreFloatUnaryOps) table[op] = {OpRole::pointwise, infer_float_unary, per_output, {}};
   for (const char* op : {"Relu", "Neg", "Abs"}) table[op] = {OpRole::pointwise, infer_numeric_unary, per_output, {}};
   table["Not"] = {OpRole::pointwise, infer_not, per_output, {}};
+  for (const char* op : {"IsNaN", "IsInf"}) table[op] = {OpRole::pointwise, infer_float_class, per_output, {}};
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) table[op] = {OpRole::pointwise, infer_arithmetic, per_output, {}};
   table["Pow"] = {OpRole::pointwise, infer_pow, per_output, {}};
+  table["Mod"] = {OpRole::pointwise, infer_arithmetic, per_output, {}};
   table["PRelu"] = {OpRole::pointwise, infer_prelu, per_output, {}};
   for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
     table[op] = {OpRole::pointwise, infer_comparison, per_output, {}};
   for (const char* op : {"And", "Or", "Xor"}) table[op] = {OpRole::pointwise, infer_logic, per_output, {}};
-  for (const char* op : {"Min", "Max"}) table[op] = {OpRole::pointwise, infer_variadic, per_output, {}};
+  for (const char* op : {"Min", "Max", "Sum", "Mean"}) table[op] = {OpRole::pointwise, infer_variadic, per_output, {}};
   table["Clip"] = {OpRole::pointwise, infer_clip, per_output, {}};
-  // Where and Cast only select or convert values: no FLOPs.
+  // Where, Cast and CastLike only select or convert values: no FLOPs.
   table["Where"] = {OpRole::pointwise, infer_where, nullptr, {}};
   table["Cast"] = {OpRole::pointwise, infer_cast, nullptr, {}};
+  table["CastLike"] = {OpRole::pointwise, infer_cast_like, nullptr, {}};
 }
 
 }  // namespace loom::graph

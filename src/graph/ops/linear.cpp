@@ -1,10 +1,12 @@
-// Shape inference for MatMul and Gemm.
+// Shape inference for MatMul, Gemm, Det, DFT and STFT (linear maps of their input).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
+#include "graph/ops/shape_geometry.hpp"
 
 namespace loom::graph {
 namespace {
@@ -54,6 +56,55 @@ std::vector<ValueInfo> infer_gemm(const Node& node, std::span<const ValueInfo* c
   return {out(node, 0, a.dtype, y)};
 }
 
+// Det: the determinants of the square matrices in the last two axes.
+std::vector<ValueInfo> infer_det(const Node& node, std::span<const ValueInfo* const> in,
+                                 std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "X");
+  need_float(x, "X");
+  const std::size_t r = x.shape.rank();
+  if (r < 2 || x.shape[r - 1] != x.shape[r - 2])
+    fail(ErrorCode::shape_mismatch, "X must be [..., M, M], got " + x.shape.to_string());
+  return {out(node, 0, x.dtype, Shape(std::vector<std::int64_t>(x.shape.begin(), x.shape.end() - 2)))};
+}
+
+// DFT (opset 17): signal [..., 1 or 2] (real or complex) transformed along `axis`; dft_length
+// (constant, optional) zero-pads or truncates the signal; onesided keeps n / 2 + 1 frequencies.
+std::vector<ValueInfo> infer_dft(const Node& node, std::span<const ValueInfo* const> in,
+                                 std::span<const Tensor* const> constants) {
+  const auto& x = need(in, 0, "input");
+  need_float(x, "input");
+  std::optional<std::int64_t> length;
+  if (optional_input(in, 1)) {
+    const auto values = constant_ints(need_constant(constants, 1, "dft_length"), "dft_length");
+    if (values.size() != 1) fail(ErrorCode::invalid_model, "dft_length must be a scalar");
+    length = values[0];
+  }
+  return {out(node, 0, x.dtype, Shape(dft_output_dims(node.attrs, x.shape, length)))};
+}
+
+// STFT (opset 17): signal [batch, length, 1 or 2], constant frame_step and frame_length (or the
+// window's length) -> [batch, frames, bins, 2].
+std::vector<ValueInfo> infer_stft(const Node& node, std::span<const ValueInfo* const> in,
+                                  std::span<const Tensor* const> constants) {
+  const auto& signal = need(in, 0, "signal");
+  need_float(signal, "signal");
+  need(in, 1, "frame_step");
+  const auto step = constant_ints(need_constant(constants, 1, "frame_step"), "frame_step");
+  std::optional<std::int64_t> window_length, frame_length;
+  if (const ValueInfo* window = optional_input(in, 2)) {
+    need_rank(*window, 1, "window");
+    window_length = window->shape[0];
+  }
+  if (optional_input(in, 3)) {
+    const auto values = constant_ints(need_constant(constants, 3, "frame_length"), "frame_length");
+    if (values.size() != 1) fail(ErrorCode::invalid_model, "frame_length must be a scalar");
+    frame_length = values[0];
+  }
+  if (step.size() != 1) fail(ErrorCode::invalid_model, "frame_step must be a scalar");
+  const StftGeometry g = stft_geometry(node.attrs, signal.shape, step[0], window_length, frame_length);
+  return {out(node, 0, signal.dtype, Shape{g.batch, g.frames, g.bins, 2})};
+}
+
 double matmul_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const> outs) {
   const auto& a = in[0]->shape;  // K is A's last dim, whatever A's rank
   return 2.0 * static_cast<double>(outs[0]->shape.numel()) * static_cast<double>(a[a.rank() - 1]);
@@ -71,6 +122,9 @@ double gemm_flops(const Node& node, std::span<const ValueInfo* const> in, std::s
 void register_linear_schemas(SchemaTable& table) {
   table["MatMul"] = {OpRole::anchor, infer_matmul, matmul_flops, {}};
   table["Gemm"] = {OpRole::anchor, infer_gemm, gemm_flops, {}};
+  table["Det"] = {OpRole::anchor, infer_det, nullptr, {}};
+  table["DFT"] = {OpRole::anchor, infer_dft, nullptr, {1}};
+  table["STFT"] = {OpRole::anchor, infer_stft, nullptr, {1, 3}};
 }
 
 }  // namespace loom::graph

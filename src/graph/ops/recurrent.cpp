@@ -1,4 +1,4 @@
-// Shape inference for recurrent layers (LSTM, GRU); layout, direction and the shapes they imply come
+// Shape inference for recurrent layers (LSTM, GRU, RNN); layout, direction and the shapes they imply come
 // from rnn_geometry (shared with the kernels). Attribute values the kernels cannot run (unknown
 // activations...) are checked when the kernel is created (src/backend/rnn_spec.cpp).
 #include <string>
@@ -10,7 +10,7 @@
 namespace loom::graph {
 namespace {
 
-// LSTM (gates = 4) and GRU (gates = 3): X [T, B, I] (layout 0) or [B, T, I] (layout 1), W
+// LSTM (gates = 4), GRU (gates = 3) and RNN (gates = 1): X [T, B, I] (layout 0) or [B, T, I] (layout 1), W
 // [D, gates*H, I], R [D, gates*H, H], B [D, 2*gates*H], sequence_lens [B], initial_h (and LSTM's
 // initial_c) [D, B, H] or [B, D, H]. Outputs Y, Y_h (and LSTM's Y_c).
 std::vector<ValueInfo> infer_recurrent(const Node& node, std::span<const ValueInfo* const> in, std::int64_t gates,
@@ -52,6 +52,11 @@ std::vector<ValueInfo> infer_lstm(const Node& node, std::span<const ValueInfo* c
   return infer_recurrent(node, in, 4, 2, 3);
 }
 
+std::vector<ValueInfo> infer_rnn(const Node& node, std::span<const ValueInfo* const> in,
+                                 std::span<const Tensor* const>) {
+  return infer_recurrent(node, in, 1, 1, 2);
+}
+
 std::vector<ValueInfo> infer_gru(const Node& node, std::span<const ValueInfo* const> in,
                                  std::span<const Tensor* const>) {
   return infer_recurrent(node, in, 3, 1, 2);
@@ -74,6 +79,10 @@ double lstm_flops(const Node&, std::span<const ValueInfo* const> in, std::span<c
   return recurrent_flops(in, 4.0, 10.0);
 }
 
+double rnn_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const>) {
+  return recurrent_flops(in, 1.0, 2.0);
+}
+
 double gru_flops(const Node&, std::span<const ValueInfo* const> in, std::span<const ValueInfo* const>) {
   return recurrent_flops(in, 3.0, 10.0);
 }
@@ -83,6 +92,7 @@ double gru_flops(const Node&, std::span<const ValueInfo* const> in, std::span<co
 void register_recurrent_schemas(SchemaTable& table) {
   table["LSTM"] = {OpRole::anchor, infer_lstm, lstm_flops, {}};
   table["GRU"] = {OpRole::anchor, infer_gru, gru_flops, {}};
+  table["RNN"] = {OpRole::anchor, infer_rnn, rnn_flops, {}};
 }
 
 }  // namespace loom::graph

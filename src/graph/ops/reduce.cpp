@@ -1,11 +1,13 @@
 // Shape inference for reductions (ReduceSum, ReduceMean, ReduceMax...), Softmax and LogSoftmax,
-// LayerNormalization, ArgMax/ArgMin and TopK.
+// Hardmax, LayerNormalization, InstanceNormalization, MeanVarianceNormalization, LRN, ArgMax/ArgMin, TopK and the
+// losses (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss).
 #include <algorithm>
 #include <optional>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
 #include "graph/ops/reduce_geometry.hpp"
+#include "graph/ops/shape_geometry.hpp"
 
 namespace loom::graph {
 namespace {
@@ -87,6 +89,53 @@ std::vector<ValueInfo> infer_topk(const Node& node, std::span<const ValueInfo* c
   return {out(node, 0, x.dtype, Shape(geometry.output)), out(node, 1, DType::i64, Shape(geometry.output))};
 }
 
+// NegativeLogLikelihoodLoss (input = log-probabilities) and SoftmaxCrossEntropyLoss (input =
+// scores; optional second output log_prob): float input, i64/i32 target, optional weight (C).
+std::vector<ValueInfo> infer_loss(const Node& node, std::span<const ValueInfo* const> in,
+                                  std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  const auto& target = need(in, 1, "target");
+  need_float(x, "input");
+  if (target.dtype != DType::i64 && target.dtype != DType::i32)
+    fail(ErrorCode::dtype_mismatch, "target must be i64 or i32, got " + std::string(dtype_name(target.dtype)));
+  const LossGeometry geometry = loss_geometry(node.attrs, x.shape, target.shape);
+  if (const ValueInfo* weight = optional_input(in, 2)) {
+    need_same_dtype(x, *weight);
+    if (weight->shape != Shape{geometry.classes})
+      fail(ErrorCode::shape_mismatch,
+           "weight " + weight->shape.to_string() + " must have shape [C] = [" + std::to_string(geometry.classes) + "]");
+  }
+  std::vector<ValueInfo> outs{out(node, 0, x.dtype, Shape(geometry.output))};
+  if (node.op_type == "SoftmaxCrossEntropyLoss" && node.outputs.size() > 1)
+    outs.push_back(out(node, 1, x.dtype, x.shape));
+  return outs;
+}
+
+// InstanceNormalization: X (N, C, ...), scale and B of shape [C]. MeanVarianceNormalization: X
+// normalised over `axes` (default 0, 2, 3). LRN: X (N, C, ...), size >= 1.
+std::vector<ValueInfo> infer_instance_norm(const Node& node, std::span<const ValueInfo* const> in,
+                                           std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  need_float(x, "input");
+  if (node.op_type == "LRN") {
+    if (x.shape.rank() < 2) fail(ErrorCode::shape_mismatch, "X must be (N, C, ...), got " + x.shape.to_string());
+    if (node.attrs.get_int("size", 0) < 1) fail(ErrorCode::invalid_model, "size must be >= 1");
+    return {out(node, 0, x.dtype, x.shape)};
+  }
+  if (node.op_type == "MeanVarianceNormalization") {
+    axis_mask(mvn_axes(node.attrs), x.shape.rank());
+    return {out(node, 0, x.dtype, x.shape)};
+  }
+  if (x.shape.rank() < 2) fail(ErrorCode::shape_mismatch, "input must be (N, C, ...), got " + x.shape.to_string());
+  for (std::size_t i = 1; i < 3; ++i) {
+    const auto& v = need(in, i, i == 1 ? "scale" : "B");
+    need_same_dtype(x, v);
+    if (v.shape != Shape{x.shape[1]})
+      fail(ErrorCode::shape_mismatch, "'" + v.name + "' " + v.shape.to_string() + " must have shape [C]");
+  }
+  return {out(node, 0, x.dtype, x.shape)};
+}
+
 double per_input_element_flops(const Node&, std::span<const ValueInfo* const> ins, std::span<const ValueInfo* const>) {
   return static_cast<double>(ins[0]->shape.numel());
 }
@@ -107,10 +156,16 @@ void register_reduce_schemas(SchemaTable& table) {
     table[op] = {OpRole::anchor, infer_reduce, per_input_element_flops, {1}};
   table["Softmax"] = {OpRole::anchor, infer_softmax, softmax_flops, {}};
   table["LogSoftmax"] = {OpRole::anchor, infer_softmax, softmax_flops, {}};
+  table["Hardmax"] = {OpRole::anchor, infer_softmax, per_input_element_flops, {}};
   table["LayerNormalization"] = {OpRole::anchor, infer_layer_norm, layer_norm_flops, {}};
+  table["InstanceNormalization"] = {OpRole::anchor, infer_instance_norm, layer_norm_flops, {}};
+  table["MeanVarianceNormalization"] = {OpRole::anchor, infer_instance_norm, layer_norm_flops, {}};
+  table["LRN"] = {OpRole::anchor, infer_instance_norm, layer_norm_flops, {}};
   table["ArgMax"] = {OpRole::anchor, infer_arg_reduce, per_input_element_flops, {}};
   table["ArgMin"] = {OpRole::anchor, infer_arg_reduce, per_input_element_flops, {}};
   table["TopK"] = {OpRole::anchor, infer_topk, per_input_element_flops, {1}};
+  table["NegativeLogLikelihoodLoss"] = {OpRole::anchor, infer_loss, per_input_element_flops, {}};
+  table["SoftmaxCrossEntropyLoss"] = {OpRole::anchor, infer_loss, per_input_element_flops, {}};
 }
 
 }  // namespace loom::graph

@@ -81,4 +81,30 @@ TopKGeometry topk_geometry(const Attributes& attrs, const Shape& x, const std::v
   return result;
 }
 
+LossGeometry loss_geometry(const Attributes& attrs, const Shape& input, const Shape& target) {
+  LossGeometry g;
+  const std::string reduction = attrs.get_string("reduction", "mean");
+  if (reduction == "none")
+    g.reduction = LossReduction::none;
+  else if (reduction == "sum")
+    g.reduction = LossReduction::sum;
+  else if (reduction != "mean")
+    throw Error(ErrorCode::invalid_model, "reduction='" + reduction + "' (expects none, sum or mean)");
+  if (attrs.has("ignore_index")) g.ignore_index = attrs.get_int("ignore_index", 0);
+  bool fits = input.rank() >= 2 && target.rank() + 1 == input.rank() && target[0] == input[0];
+  for (std::size_t d = 1; fits && d < target.rank(); ++d) fits = target[d] == input[d + 1];
+  if (!fits)
+    throw Error(ErrorCode::shape_mismatch, "target " + target.to_string() + " does not fit input " + input.to_string() +
+                                               " (expects input (N, C, d...) and target (N, d...))");
+  g.batch = input[0];
+  g.classes = input[1];
+  for (std::size_t d = 2; d < input.rank(); ++d) g.inner *= input[d];
+  if (g.reduction == LossReduction::none) g.output = target.dims();
+  return g;
+}
+
+std::vector<std::int64_t> mvn_axes(const Attributes& attrs) {
+  return attrs.has("axes") ? attrs.get_ints("axes") : std::vector<std::int64_t>{0, 2, 3};
+}
+
 }  // namespace loom::graph

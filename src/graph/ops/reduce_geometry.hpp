@@ -50,4 +50,21 @@ struct TopKGeometry {
 };
 TopKGeometry topk_geometry(const Attributes& attrs, const Shape& x, const std::vector<std::int64_t>& k_values);
 
+// MeanVarianceNormalization's `axes` (default 0, 2, 3), not yet normalised.
+std::vector<std::int64_t> mvn_axes(const Attributes& attrs);
+
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: input (N, C, d1..dk), target (N, d1..dk)
+// with class indices; `reduction` none (the output has the target's shape), sum or mean (a
+// scalar; mean divides by the summed weights of the targets not ignored); ignore_index when set.
+// Throws Error(invalid_model) for another reduction, Error(shape_mismatch) for a target that does
+// not fit the input.
+enum class LossReduction { none, sum, mean };
+struct LossGeometry {
+  LossReduction reduction = LossReduction::mean;
+  std::optional<std::int64_t> ignore_index;
+  std::int64_t batch = 0, classes = 0, inner = 1;  // N, C and d1*...*dk
+  std::vector<std::int64_t> output;
+};
+LossGeometry loss_geometry(const Attributes& attrs, const Shape& input, const Shape& target);
+
 }  // namespace loom::graph

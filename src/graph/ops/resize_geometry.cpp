@@ -160,4 +160,43 @@ ResizePlan plan_resize(const Attributes& attrs, const Shape& x, const Tensor* sc
   return plan;
 }
 
+GridSampleAttrs grid_sample_attrs(const Attributes& attrs) {
+  GridSampleAttrs g;
+  const std::string mode = attrs.get_string("mode", "bilinear");
+  if (mode == "nearest")
+    g.mode = GridSampleMode::nearest;
+  else if (mode == "bicubic")
+    g.mode = GridSampleMode::bicubic;
+  else if (mode != "bilinear")
+    throw Error(ErrorCode::invalid_model, "mode='" + mode + "' (expects bilinear, nearest or bicubic)");
+  const std::string padding = attrs.get_string("padding_mode", "zeros");
+  if (padding == "border")
+    g.padding = GridSamplePadding::border;
+  else if (padding == "reflection")
+    g.padding = GridSamplePadding::reflection;
+  else if (padding != "zeros")
+    throw Error(ErrorCode::invalid_model, "padding_mode='" + padding + "' (expects zeros, border or reflection)");
+  g.align_corners = attrs.get_int("align_corners", 0) != 0;
+  return g;
+}
+
+RoiAlignAttrs roi_align_attrs(const Attributes& attrs) {
+  RoiAlignAttrs r;
+  const std::string mode = attrs.get_string("coordinate_transformation_mode", "half_pixel");
+  if (mode != "half_pixel" && mode != "output_half_pixel")
+    throw Error(ErrorCode::invalid_model,
+                "coordinate_transformation_mode='" + mode + "' (expects half_pixel or output_half_pixel)");
+  r.half_pixel = mode == "half_pixel";
+  const std::string pooling = attrs.get_string("mode", "avg");
+  if (pooling == "max") throw Error(ErrorCode::unsupported, "mode='max' (only avg is supported)");
+  if (pooling != "avg") throw Error(ErrorCode::invalid_model, "mode='" + pooling + "' (expects avg or max)");
+  r.output_height = attrs.get_int("output_height", 1);
+  r.output_width = attrs.get_int("output_width", 1);
+  r.sampling_ratio = attrs.get_int("sampling_ratio", 0);
+  r.spatial_scale = attrs.get_float("spatial_scale", 1.0f);
+  if (r.output_height < 1 || r.output_width < 1 || r.sampling_ratio < 0)
+    throw Error(ErrorCode::invalid_model, "output_height and output_width must be >= 1, sampling_ratio >= 0");
+  return r;
+}
+
 }  // namespace loom::graph

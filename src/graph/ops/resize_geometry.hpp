@@ -39,4 +39,25 @@ std::vector<std::int64_t> resize_output_dims(const Shape& x, const Tensor* scale
 // the ONNX reference does; neighbours outside the input take the edge value.
 ResizePlan plan_resize(const Attributes& attrs, const Shape& x, const Tensor* scales, const Tensor* sizes);
 
+// GridSample (opset 16): mode bilinear (default), nearest or bicubic; padding_mode zeros
+// (default), border or reflection; align_corners. Throws Error(invalid_model) for another value.
+enum class GridSampleMode { bilinear, nearest, bicubic };
+enum class GridSamplePadding { zeros, border, reflection };
+struct GridSampleAttrs {
+  GridSampleMode mode = GridSampleMode::bilinear;
+  GridSamplePadding padding = GridSamplePadding::zeros;
+  bool align_corners = false;
+};
+GridSampleAttrs grid_sample_attrs(const Attributes& attrs);
+
+// RoiAlign (opset 16): coordinate_transformation_mode half_pixel (default) or output_half_pixel,
+// mode avg (max is not supported: Error(unsupported)), output_height/width (default 1),
+// sampling_ratio (0: adaptive), spatial_scale. Throws Error(invalid_model) for other values.
+struct RoiAlignAttrs {
+  bool half_pixel = true;
+  std::int64_t output_height = 1, output_width = 1, sampling_ratio = 0;
+  float spatial_scale = 1.0f;
+};
+RoiAlignAttrs roi_align_attrs(const Attributes& attrs);
+
 }  // namespace loom::graph

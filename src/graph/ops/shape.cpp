@@ -1,11 +1,14 @@
 // Shape inference for data-movement and shape ops: views (Reshape, Flatten, Squeeze, Unsqueeze,
-// Identity), copies (Transpose, Concat, Split, Slice, Gather, Expand, Tile) and generators (Shape,
-// Constant, ConstantOfShape, Range). Extents the kernels compute too come from shape_geometry.
+// Identity), copies (Transpose, Concat, Split, Slice, Gather, GatherElements, GatherND,
+// ScatterElements, ScatterND, Compress, ReverseSequence, Expand, Tile, Trilu, DepthToSpace,
+// SpaceToDepth) and generators (Shape, Size, Constant, ConstantOfShape, Range, OneHot, EyeLike, the
+// window functions). Extents the kernels compute too come from shape_geometry.
 #include <algorithm>
 #include <optional>
 
 #include "graph/op_schema.hpp"
 #include "graph/op_support.hpp"
+#include "graph/ops/elementwise_attrs.hpp"
 #include "graph/ops/shape_geometry.hpp"
 
 namespace loom::graph {
@@ -84,17 +87,6 @@ std::optional<std::vector<std::int64_t>> axes_of(const Node& node, std::span<con
   if (optional_input(in, 1)) return constant_ints(need_constant(constants, 1, "axes"), "axes");
   if (node.attrs.has("axes")) return node.attrs.get_ints("axes");
   return std::nullopt;
-}
-
-// Normalises every axis against `rank`, rejecting repeats.
-std::vector<bool> axis_mask(const std::vector<std::int64_t>& axes, std::size_t rank) {
-  std::vector<bool> mask(rank, false);
-  for (const auto a : axes) {
-    const auto axis = normalize_axis(a, rank);
-    if (mask[axis]) fail(ErrorCode::invalid_model, "axis " + std::to_string(a) + " is listed twice");
-    mask[axis] = true;
-  }
-  return mask;
 }
 
 std::vector<ValueInfo> infer_squeeze(const Node& node, std::span<const ValueInfo* const> in,
@@ -235,6 +227,134 @@ std::vector<ValueInfo> infer_shape(const Node& node, std::span<const ValueInfo* 
   return {out(node, 0, DType::i64, Shape{range.end - range.start})};
 }
 
+// Size: the element count as an i64 scalar; like Shape, folded into a constant at load.
+std::vector<ValueInfo> infer_size(const Node& node, std::span<const ValueInfo* const> in,
+                                  std::span<const Tensor* const>) {
+  need(in, 0, "data");
+  return {out(node, 0, DType::i64, Shape{})};
+}
+
+// Trilu: the lower or upper triangle of the last two axes; k (optional) is a scalar read when
+// it runs.
+std::vector<ValueInfo> infer_trilu(const Node& node, std::span<const ValueInfo* const> in,
+                                   std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  if (x.shape.rank() < 2) fail(ErrorCode::shape_mismatch, "input must have rank >= 2, got " + x.shape.to_string());
+  if (const ValueInfo* k = optional_input(in, 1)) {
+    if (k->dtype != DType::i64) fail(ErrorCode::dtype_mismatch, "k must be i64");
+    if (k->shape.numel() != 1) fail(ErrorCode::shape_mismatch, "k must be a scalar, got " + k->shape.to_string());
+  }
+  return {out(node, 0, x.dtype, x.shape)};
+}
+
+// GatherElements: indices of data's rank pick along one axis; the output has the indices' shape.
+std::vector<ValueInfo> infer_gather_elements(const Node& node, std::span<const ValueInfo* const> in,
+                                             std::span<const Tensor* const>) {
+  const auto& data = need(in, 0, "data");
+  const auto& indices = need(in, 1, "indices");
+  if (indices.dtype != DType::i64 && indices.dtype != DType::i32)
+    fail(ErrorCode::dtype_mismatch, "indices must be i64 or i32, got " + std::string(dtype_name(indices.dtype)));
+  if (data.shape.rank() == 0 || indices.shape.rank() != data.shape.rank())
+    fail(ErrorCode::shape_mismatch,
+         "indices " + indices.shape.to_string() + " must have the rank of data " + data.shape.to_string());
+  normalize_axis(node.attrs.get_int("axis", 0), data.shape.rank());
+  return {out(node, 0, data.dtype, indices.shape)};
+}
+
+void need_index_dtype(const ValueInfo& indices) {
+  if (indices.dtype != DType::i64 && indices.dtype != DType::i32)
+    fail(ErrorCode::dtype_mismatch, "indices must be i64 or i32, got " + std::string(dtype_name(indices.dtype)));
+}
+
+// ScatterElements, ScatterND: data with updates written at indices; the output is data's type.
+std::vector<ValueInfo> infer_scatter(const Node& node, std::span<const ValueInfo* const> in,
+                                     std::span<const Tensor* const>) {
+  const auto& data = need(in, 0, "data");
+  const auto& indices = need(in, 1, "indices");
+  const auto& updates = need(in, 2, "updates");
+  need_index_dtype(indices);
+  need_same_dtype(data, updates);
+  if (node.op_type == "ScatterElements" || node.op_type == "Scatter") {
+    if (data.shape.rank() == 0 || indices.shape.rank() != data.shape.rank() || updates.shape != indices.shape)
+      fail(ErrorCode::shape_mismatch, "indices " + indices.shape.to_string() + " and updates " +
+                                          updates.shape.to_string() + " must have one shape of data's rank " +
+                                          data.shape.to_string());
+    normalize_axis(node.attrs.get_int("axis", 0), data.shape.rank());
+  } else {
+    scatter_nd_geometry(data.shape, indices.shape, updates.shape);
+  }
+  scatter_reduction(node.attrs);
+  return {out(node, 0, data.dtype, data.shape)};
+}
+
+// GatherND: slices of data picked by the index tuples in indices' last axis, after batch_dims.
+std::vector<ValueInfo> infer_gather_nd(const Node& node, std::span<const ValueInfo* const> in,
+                                       std::span<const Tensor* const>) {
+  const auto& data = need(in, 0, "data");
+  const auto& indices = need(in, 1, "indices");
+  need_index_dtype(indices);
+  return {out(node, 0, data.dtype, Shape(gather_nd_geometry(node.attrs, data.shape, indices.shape).output))};
+}
+
+std::vector<ValueInfo> infer_space_depth(const Node& node, std::span<const ValueInfo* const> in,
+                                         std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  return {out(node, 0, x.dtype, Shape(space_depth_geometry(node.op_type, node.attrs, x.shape).output))};
+}
+
+// OneHot: depth is a constant scalar (it decides the shape); values holds [off, on].
+std::vector<ValueInfo> infer_one_hot(const Node& node, std::span<const ValueInfo* const> in,
+                                     std::span<const Tensor* const> constants) {
+  const auto& indices = need(in, 0, "indices");
+  need(in, 1, "depth");
+  const auto& values = need(in, 2, "values");
+  if (indices.dtype == DType::boolean) fail(ErrorCode::dtype_mismatch, "indices must be numeric");
+  if (values.shape.numel() != 2) fail(ErrorCode::shape_mismatch, "values must hold two elements [off, on]");
+  const Tensor& depth = need_constant(constants, 1, "depth");
+  if (depth.numel() != 1) fail(ErrorCode::shape_mismatch, "depth must be a scalar");
+  return {out(node, 0, values.dtype, Shape(one_hot_geometry(node.attrs, indices.shape, one_hot_depth(depth)).output))};
+}
+
+// EyeLike: a 2-D tensor of input's shape with ones on diagonal k, in `dtype` (default input's).
+std::vector<ValueInfo> infer_eye_like(const Node& node, std::span<const ValueInfo* const> in,
+                                      std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  need_rank(x, 2, "input");
+  const DType dtype = node.attrs.has("dtype") ? cast_target(node.attrs.get_int("dtype", 1)) : x.dtype;
+  return {out(node, 0, dtype, x.shape)};
+}
+
+// Compress: condition is constant (it decides the output's shape).
+std::vector<ValueInfo> infer_compress(const Node& node, std::span<const ValueInfo* const> in,
+                                      std::span<const Tensor* const> constants) {
+  const auto& x = need(in, 0, "input");
+  need(in, 1, "condition");
+  const Tensor& condition = need_constant(constants, 1, "condition");
+  return {out(node, 0, x.dtype, Shape(compress_geometry(node.attrs, x.shape, condition).output))};
+}
+
+// ReverseSequence: input of rank >= 2, sequence_lens [batch] (i64); batch_axis and time_axis 0 or 1.
+std::vector<ValueInfo> infer_reverse_sequence(const Node& node, std::span<const ValueInfo* const> in,
+                                              std::span<const Tensor* const>) {
+  const auto& x = need(in, 0, "input");
+  const auto& lens = need(in, 1, "sequence_lens");
+  const ReverseSequenceAxes axes = reverse_sequence_axes(node.attrs, x.shape);
+  if (lens.dtype != DType::i64) fail(ErrorCode::dtype_mismatch, "sequence_lens must be i64");
+  if (lens.shape != Shape{x.shape[axes.batch]})
+    fail(ErrorCode::shape_mismatch, "sequence_lens " + lens.shape.to_string() + " must have shape [batch]");
+  return {out(node, 0, x.dtype, x.shape)};
+}
+
+// HannWindow, HammingWindow, BlackmanWindow: a 1-D window of the constant `size`, in
+// output_datatype (default FLOAT).
+std::vector<ValueInfo> infer_window(const Node& node, std::span<const ValueInfo* const> in,
+                                    std::span<const Tensor* const> constants) {
+  need(in, 0, "size");
+  const auto size = constant_ints(need_constant(constants, 0, "size"), "size");
+  if (size.size() != 1 || size[0] < 0) fail(ErrorCode::invalid_model, "size must be a scalar >= 0");
+  return {out(node, 0, cast_target(node.attrs.get_int("output_datatype", 1)), Shape{size[0]})};
+}
+
 std::vector<ValueInfo> infer_constant(const Node& node, std::span<const ValueInfo* const>,
                                       std::span<const Tensor* const>) {
   const Tensor value = constant_value(node.attrs);
@@ -282,9 +402,24 @@ void register_shape_schemas(SchemaTable& table) {
   table["Expand"] = {OpRole::anchor, infer_expand, nullptr, {1}};
   table["Tile"] = {OpRole::anchor, infer_tile, nullptr, {1}};
   table["Shape"] = {OpRole::anchor, infer_shape, nullptr, {}};
+  table["Size"] = {OpRole::anchor, infer_size, nullptr, {}};
+  table["DepthToSpace"] = {OpRole::anchor, infer_space_depth, nullptr, {}};
+  table["SpaceToDepth"] = {OpRole::anchor, infer_space_depth, nullptr, {}};
+  table["OneHot"] = {OpRole::anchor, infer_one_hot, nullptr, {1}};
+  table["EyeLike"] = {OpRole::anchor, infer_eye_like, nullptr, {}};
+  table["ReverseSequence"] = {OpRole::anchor, infer_reverse_sequence, nullptr, {}};
+  table["Compress"] = {OpRole::anchor, infer_compress, nullptr, {1}};
+  table["Trilu"] = {OpRole::anchor, infer_trilu, nullptr, {}};
+  table["GatherElements"] = {OpRole::anchor, infer_gather_elements, nullptr, {}};
+  table["GatherND"] = {OpRole::anchor, infer_gather_nd, nullptr, {}};
+  table["ScatterElements"] = {OpRole::anchor, infer_scatter, nullptr, {}};
+  table["ScatterND"] = {OpRole::anchor, infer_scatter, nullptr, {}};
+  table["Scatter"] = {OpRole::anchor, infer_scatter, nullptr, {}};  // opset 9-10 name of ScatterElements
   table["Constant"] = {OpRole::anchor, infer_constant, nullptr, {}};
   table["ConstantOfShape"] = {OpRole::anchor, infer_constant_of_shape, nullptr, {0}};
   table["Range"] = {OpRole::anchor, infer_range, nullptr, {0, 1, 2}};
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    table[op] = {OpRole::anchor, infer_window, nullptr, {0}};
 }
 
 }  // namespace loom::graph

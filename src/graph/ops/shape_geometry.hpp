@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "loom/model.hpp"
@@ -73,5 +75,90 @@ Tensor fill_value(const Attributes& attrs);
 // Error(invalid_model) for a training_mode that is not a bool scalar, Error(unsupported) when the
 // op would drop values.
 void require_inference_dropout(const Tensor& training_mode, const Tensor* ratio);
+
+// ScatterElements and ScatterND `reduction`: none (default), add, mul, max, min. Throws
+// Error(invalid_model) for any other value.
+enum class ScatterReduction { none, add, mul, max, min };
+ScatterReduction scatter_reduction(const Attributes& attrs);
+
+// ScatterND: indices (..., k) address slices of data (k <= rank); updates must have shape
+// indices.shape[:-1] + data.shape[k:]. Throws Error(shape_mismatch) otherwise.
+struct ScatterNdGeometry {
+  std::int64_t tuples = 0;      // index tuples (product of indices.shape[:-1])
+  std::int64_t tuple_size = 0;  // k
+  std::int64_t slice = 1;       // elements per addressed slice (product of data.shape[k:])
+};
+ScatterNdGeometry scatter_nd_geometry(const Shape& data, const Shape& indices, const Shape& updates);
+
+// GatherND with batch_dims b: indices (b..., ..., k) pick slices data[b..., i1..ik, ...]; the output
+// is indices.shape[:-1] + data.shape[b+k:]. Throws Error(invalid_model / shape_mismatch).
+struct GatherNdGeometry {
+  std::int64_t batches = 1;                   // product of the first b dims
+  std::int64_t tuples = 0;                    // index tuples per batch
+  std::int64_t tuple_size = 0;                // k
+  std::int64_t slice = 1;                     // elements per gathered slice
+  std::vector<std::int64_t> data_batch_dims;  // data.shape[b : b+k], the extents the tuples index
+  std::vector<std::int64_t> output;
+};
+GatherNdGeometry gather_nd_geometry(const Attributes& attrs, const Shape& data, const Shape& indices);
+
+// DepthToSpace (mode DCR or CRD) and SpaceToDepth on an N, C, H, W input with `blocksize` b.
+// Throws Error(invalid_model) for a bad mode or blocksize, Error(shape_mismatch) when C (or H, W)
+// do not divide.
+struct SpaceDepthGeometry {
+  bool to_space = true;                                         // DepthToSpace
+  bool crd = false;                                             // DepthToSpace mode CRD (else DCR)
+  std::int64_t block = 1;                                       // b
+  std::int64_t batch = 0, channels = 0, height = 0, width = 0;  // the depth-side tensor: N, C, H, W
+  std::vector<std::int64_t> output;
+};
+SpaceDepthGeometry space_depth_geometry(std::string_view op_type, const Attributes& attrs, const Shape& input);
+
+// OneHot: the output is indices' shape with `depth` inserted at `axis` (default -1, in [-r-1, r]).
+// Throws Error(invalid_model) for an axis out of range or depth < 1.
+struct OneHotGeometry {
+  std::int64_t outer = 1, depth = 0, inner = 1;  // the output as (outer, depth, inner)
+  std::vector<std::int64_t> output;
+};
+OneHotGeometry one_hot_geometry(const Attributes& attrs, const Shape& indices, std::int64_t depth);
+// OneHot's depth from its one-element tensor (f32, i64 or i32; a float truncates). Throws
+// Error(unsupported) for another dtype.
+std::int64_t one_hot_depth(const Tensor& depth);
+
+// One flag per axis of a rank-`rank` tensor, set for each of `axes` (negative counting from the
+// end). Throws Error(invalid_model) for an axis out of range or listed twice.
+std::vector<bool> axis_mask(const std::vector<std::int64_t>& axes, std::size_t rank);
+
+// Compress: the slices along `axis` (or the elements of the flattened input, without an axis)
+// whose condition entry is true; entries past the axis' length are ignored.
+struct CompressGeometry {
+  std::int64_t outer = 1, length = 0, inner = 1;  // the input as (outer, length, inner)
+  std::vector<std::int64_t> kept;                 // positions along `length` that are kept
+  std::vector<std::int64_t> output;
+};
+CompressGeometry compress_geometry(const Attributes& attrs, const Shape& input, const Tensor& condition);
+
+// ReverseSequence's batch_axis (default 1) and time_axis (default 0): one is 0, the other 1.
+// Throws Error(invalid_model) otherwise or for an input of rank < 2.
+struct ReverseSequenceAxes {
+  std::size_t batch = 1, time = 0;
+};
+ReverseSequenceAxes reverse_sequence_axes(const Attributes& attrs, const Shape& input);
+
+// DFT's output dims for `input` [..., 1 or 2]: the transformed axis (`axis`, default 1, never the
+// last) becomes dft_length (default: its extent), or length / 2 + 1 with onesided; the last dim
+// becomes 2 (real, imaginary). Throws Error(invalid_model) / Error(shape_mismatch).
+std::vector<std::int64_t> dft_output_dims(const Attributes& attrs, const Shape& input,
+                                          std::optional<std::int64_t> dft_length);
+
+// STFT over signal [batch, length, 1 or 2]: frames of frame_length (given, else the window's
+// length) every frame_step samples; bins = frame_length / 2 + 1 when onesided (default), else
+// frame_length. Throws Error(invalid_model) / Error(shape_mismatch).
+struct StftGeometry {
+  std::int64_t batch = 0, length = 0, step = 0, frame_length = 0, frames = 0, bins = 0;
+  bool complex_input = false;
+};
+StftGeometry stft_geometry(const Attributes& attrs, const Shape& signal, std::int64_t frame_step,
+                           std::optional<std::int64_t> window_length, std::optional<std::int64_t> frame_length);
 
 }  // namespace loom::graph

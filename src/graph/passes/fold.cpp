@@ -106,13 +106,16 @@ std::size_t fold_constants(Model& model) {
     // A graph output stays a node: request outputs live in the request's memory, not the weights.
     const bool feeds_output = std::any_of(node.outputs.begin(), node.outputs.end(),
                                           [&](const std::string& o) { return graph_outputs.count(o) != 0; });
-    const bool shape_only = node.op_type == "Shape" && inputs.size() == 1 && inputs[0];
+    // Shape and Size need only the input's shape, known here even when its values are not.
+    const bool shape_only = (node.op_type == "Shape" || node.op_type == "Size") && inputs.size() == 1 && inputs[0];
     if (feeds_output || !(all_constant || shape_only)) {
       kept.push_back(std::move(node));
       continue;
     }
     if (shape_only) {
-      model.initializers[node.outputs[0]] = shape_value(node, inputs[0]->shape);
+      model.initializers[node.outputs[0]] = node.op_type == "Size"
+                                                ? Tensor::from<std::int64_t>(Shape{}, {inputs[0]->shape.numel()})
+                                                : shape_value(node, inputs[0]->shape);
       ++folded;
       continue;
     }

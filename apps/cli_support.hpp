@@ -13,6 +13,13 @@
 
 namespace loom::cli {
 
+// One number through a printf format, e.g. format("%.3f", x): the tools' table cells.
+inline std::string format(const char* fmt, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, value);
+  return text;
+}
+
 // A mistake in the flags that only shows after parsing (e.g. once the device is known): exit 2.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

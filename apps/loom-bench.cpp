@@ -82,11 +82,7 @@ struct BenchOptions {
 
 bool open_loop(const BenchOptions& options) { return options.arrival_rate > 0; }
 
-std::string format(const char* fmt, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, fmt, value);
-  return text;
-}
+using cli::format;
 
 // JSON figures to 0.1 microsecond (ms values) or 0.001 qps: more digits would only be noise.
 double rounded(double value, int decimals) {

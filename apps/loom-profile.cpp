@@ -38,11 +38,7 @@ struct Options {
 
 void progress(const std::string& line) { std::fprintf(stderr, "loom-profile: %s\n", line.c_str()); }
 
-std::string format(const char* fmt, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, fmt, value);
-  return text;
-}
+using cli::format;
 
 // The command line as a shell would need it typed again.
 std::string command_line(int argc, char** argv) {

@@ -59,11 +59,7 @@ constexpr double kH100FlopsF32 = 67e12;
 constexpr double kH100FlopsF16 = 989e12;
 constexpr double kH100Bandwidth = 3.35e12;
 
-std::string format(const char* fmt, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, fmt, value);
-  return text;
-}
+using cli::format;
 
 double parse_positive(const std::string& text, const std::string& what) {
   try {

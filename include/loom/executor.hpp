@@ -14,6 +14,7 @@
 #include "loom/model.hpp"
 #include "loom/model_info.hpp"
 #include "loom/policy.hpp"
+#include "loom/stats.hpp"
 #include "loom/tensor.hpp"
 #include "loom/trace.hpp"
 
@@ -22,6 +23,21 @@ namespace loom {
 namespace runtime {
 struct ExecutorTestHooks;  // a test seam (src/runtime/executor_test_hooks.hpp), not public API
 }
+
+// Threads of the host stages (MISSION.md §4: the operator re-balances threads per stage so stage
+// times match and the device never waits). The execute stage is the dispatcher: one thread, since it
+// alone decides the order of Steps.
+struct StageThreadOptions {
+  std::size_t pre_process = 1;   // threads converting inputs and copying them in (>= 1)
+  std::size_t post_process = 1;  // threads copying outputs out, converting back, completing (>= 1)
+  // Automatic re-balancing: every rebalance_interval_ms, each host stage's busy time per request
+  // over the interval is measured; the stage that limits throughput (the largest busy time per
+  // request per thread) gets another thread while pre + post < thread_budget, else one from the
+  // other stage when that stage would still keep up. Decisions: ExecutorStats::rebalances.
+  bool automatic = false;
+  std::size_t thread_budget = 0;  // pre + post at most; 0 = the cores this process may use (at least 2)
+  double rebalance_interval_ms = 200;
+};
 
 struct ExecutorOptions {
   // "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda" or "cuda:N".
@@ -66,6 +82,13 @@ struct ExecutorOptions {
   // buffers dumped to pinned host memory and their arenas freed; they are restored before
   // resuming.
   std::uint64_t arena_memory_limit_bytes = 0;
+  // Threads per host stage, fixed or re-balanced automatically. A count of 0, or a thread budget
+  // below the starting counts, is Error(invalid_argument).
+  StageThreadOptions stage_threads;
+  // Time every Step and copy on the device (two timed events each) for the stage figures of
+  // stats() and each request's RequestTimes. Off: device stages report no busy time and a
+  // request's time is all counted as compute.
+  bool stage_timing = true;
 };
 
 // How Executor::load() prepares a model: its name and the optimize() options (shapes for
@@ -85,6 +108,15 @@ struct LoadOptions {
   // longer fit on chip and are then read through L2 every step). A cap too small for the hidden
   // size sends the node to the per-step path. Negative: Error(invalid_argument). Ignored on the CPU.
   int persistent_grid_max_sms = 0;
+  // The application's formats (MISSION.md §4): pre_process turns a request's tensors as submitted
+  // into the model's inputs, post_process the model's outputs into what the caller receives. They
+  // run on the host stages' threads (StageThreadOptions), so they overlap other requests' device
+  // work, possibly on several threads at once. With pre_process set, submit() checks only the
+  // model's name, and the inputs it produces are checked after it: a wrong count, dtype or shape
+  // fails that request (through its future or callback) naming the input. An exception thrown by
+  // either fails the request with Error(invalid_argument) carrying its message.
+  std::function<void(std::vector<Tensor>& inputs)> pre_process;
+  std::function<void(std::vector<Tensor>& outputs)> post_process;
 };
 
 struct RequestOptions {
@@ -96,6 +128,7 @@ struct RequestOptions {
 };
 
 struct ExecutorStats {
+  double uptime_us = 0;  // since the executor started
   std::uint64_t requests_submitted = 0;
   std::uint64_t requests_completed = 0;
   std::uint64_t requests_failed = 0;
@@ -111,10 +144,16 @@ struct ExecutorStats {
   std::uint64_t bytes_dumped = 0;         // live bytes copied to host memory by preemptions
   std::uint64_t requests_expired = 0;     // failed with deadline_exceeded
   std::uint64_t cuda_graph_steps = 0;     // Steps launched as a CUDA graph (captured or replayed)
+  // Every stage of the pipeline (loom/stats.hpp names them), host stages first.
+  std::vector<StageStats> stages;
+  std::vector<ModelStats> models;             // in load order
+  std::vector<RebalanceDecision> rebalances;  // oldest first (the last 256)
 };
 
 using Outputs = std::vector<Tensor>;
 using Callback = std::function<void(std::exception_ptr error, Outputs outputs)>;
+// As Callback, with the request's latency split into phases (a failed request's as far as it got).
+using TimedCallback = std::function<void(std::exception_ptr error, Outputs outputs, const RequestTimes& times)>;
 
 class Executor {
  public:
@@ -141,6 +180,8 @@ class Executor {
   std::future<Outputs> submit(const std::string& model, std::vector<Tensor> inputs, RequestOptions options = {});
   // As above, but `done` is called on the post-process thread with an error or the outputs.
   void submit(const std::string& model, std::vector<Tensor> inputs, Callback done, RequestOptions options = {});
+  // As above, with the request's RequestTimes.
+  void submit(const std::string& model, std::vector<Tensor> inputs, TimedCallback done, RequestOptions options = {});
 
   // Stops accepting requests and waits for every accepted one to finish. Idempotent.
   void shutdown();

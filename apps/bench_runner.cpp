@@ -89,6 +89,14 @@ class Client {
     std::lock_guard lock(mutex_);
     return warmup_done_;
   }
+  // Latencies of the measured requests completed since the last call.
+  std::vector<double> take_new_latencies() {
+    std::lock_guard lock(mutex_);
+    std::vector<double> latencies;
+    for (std::size_t i = reported_; i < timings_.size(); ++i) latencies.push_back(timings_[i].latency_ms());
+    reported_ = timings_.size();
+    return latencies;
+  }
   std::vector<RequestTiming> take_timings() {
     std::lock_guard lock(mutex_);
     std::sort(timings_.begin(), timings_.end(),
@@ -210,7 +218,8 @@ class Client {
   std::condition_variable cv_;
   std::size_t outstanding_ = 0;
   std::size_t warmup_done_ = 0;
-  std::vector<RequestTiming> timings_;
+  std::vector<RequestTiming> timings_;  // in completion order until take_timings()
+  std::size_t reported_ = 0;            // timings_ already handed to take_new_latencies()
 };
 
 LoadProgress progress_of(const Shared& shared, const std::vector<std::unique_ptr<Client>>& clients) {
@@ -218,7 +227,11 @@ LoadProgress progress_of(const Shared& shared, const std::vector<std::unique_ptr
   const auto now = Clock::now();
   const auto& config = shared.config;
   progress.warming_up = !shared.measuring;
-  for (const auto& client : clients) progress.completed.push_back(client->measured_done());
+  for (const auto& client : clients) {
+    progress.new_latencies_ms.push_back(client->take_new_latencies());
+    progress.completed.push_back(client->measured_done());
+  }
+  if (!progress.warming_up) progress.measured_s = ms_between(shared.measure_start, now) / 1000.0;
   if (progress.warming_up) {
     progress.fraction = config.warmup_ms > 0 ? ms_between(shared.run_start, now) / config.warmup_ms : 1;
   } else if (open_loop(config)) {
@@ -271,7 +284,7 @@ LoadResult run_load(Executor& executor, const std::vector<LoadTarget>& targets, 
   std::vector<std::thread> threads;
   for (auto& client : clients) threads.emplace_back([&client, &arrive_and_wait] { client->run(arrive_and_wait); });
   while (shared.finished < clients.size()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(std::max(config.tick_interval_ms, 1.0)));
     if (on_tick && shared.finished < clients.size()) on_tick(progress_of(shared, clients));
   }
   for (auto& thread : threads) thread.join();

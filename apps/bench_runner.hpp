@@ -26,6 +26,7 @@ struct LoadConfig {
   // stays closed loop.
   double arrival_rate_per_s = 0;
   std::uint64_t arrival_seed = 1;
+  double tick_interval_ms = 250;  // how often run_load() calls its on_tick
 };
 
 // One model to drive: the name it was loaded under, the inputs every request sends and the
@@ -60,6 +61,11 @@ struct LoadProgress {
   bool warming_up = true;
   double fraction = 0;
   std::vector<std::size_t> completed;  // measured requests done, per target
+  double measured_s = 0;               // since the measured phase started; 0 while warming up
+  // Latencies (ms, as RequestTiming::latency_ms) of the measured requests completed since the
+  // previous tick, per target: each is in exactly one tick's progress, except those completing
+  // after the last tick (run_load()'s result has them all).
+  std::vector<std::vector<double>> new_latencies_ms;
 };
 
 // Runs the warm-up, then the measured phase. Closed loop: each model keeps submitting until every
@@ -67,7 +73,7 @@ struct LoadProgress {
 // then are waited for and counted. Open loop: each model submits at its arrival times (a submit
 // that blocks on a full queue delays the next ones, whose latency still counts from their
 // scheduled arrival), then waits for its last result.
-// `on_tick` (may be empty) is called from the calling thread about four times a second. Throws the
+// `on_tick` (may be empty) is called from the calling thread every config.tick_interval_ms. Throws the
 // first loom::Error (or other exception) a request raised, after all outstanding requests have
 // finished.
 LoadResult run_load(Executor& executor, const std::vector<LoadTarget>& targets, const LoadConfig& config,

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_live.hpp"
 #include "bench_runner.hpp"
 #include "bench_stats.hpp"
 #include "cli_support.hpp"
@@ -75,9 +76,13 @@ struct BenchOptions {
   int persistent_grid_max_sms = 0;              // LoadOptions::persistent_grid_max_sms, every model
   std::vector<std::string> request_priorities;  // MODEL=urgent|normal|background
   std::string command;                          // the command line, for the JSON report
+  bool live = false;                            // --live: the live view on stderr
+  int metrics_port = 0;                         // ExecutorOptions::metrics_port
+  std::string metrics_address = "127.0.0.1";
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
   bool concurrency_given = false;
+  bool metrics_address_given = false;  // it needs --metrics-port
 };
 
 bool open_loop(const BenchOptions& options) { return options.arrival_rate > 0; }
@@ -705,6 +710,8 @@ int run_bench(BenchOptions options) {
   if (options.compare && (!options.export_trace.empty() || !options.export_times.empty()))
     throw cli::UsageError(
         "--exportTrace and --exportTimes record one policy's run; use --policy=NAME instead of --compare");
+  if (options.metrics_address_given && options.metrics_port == 0)
+    throw cli::UsageError("--metrics-address applies to the endpoint --metrics-port=N turns on, and none is given");
   if (open_loop(options) && options.concurrency_given)
     throw cli::UsageError("--concurrency sets the closed loop and --arrival-rate the open loop; give one of them");
 
@@ -737,6 +744,8 @@ int run_bench(BenchOptions options) {
   executor_options.record_timeline = trace_file.is_open() || options.compare;
   executor_options.policy_options = options.policy_options;
   executor_options.cuda_graphs = options.cuda_graphs == "on";
+  executor_options.metrics_port = options.metrics_port;
+  executor_options.metrics_address = options.metrics_address;
   auto executor = std::make_unique<loom::Executor>(executor_options);
   if (options.fp16 && executor->backend_name() != "cuda")
     throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
@@ -795,6 +804,7 @@ int run_bench(BenchOptions options) {
   config.concurrency = options.concurrency;
   config.arrival_rate_per_s = options.arrival_rate;
   config.arrival_seed = options.seed;
+  if (options.live) config.tick_interval_ms = loom::bench::kLiveRefreshMs;
 
   // One run per policy: the same models, inputs and load (the open loop's arrival times come from
   // the seed, so every policy sees the same ones).
@@ -803,6 +813,7 @@ int run_bench(BenchOptions options) {
   std::vector<PolicyRun> runs;
   DispatchStats dispatch;
   ProgressBar bar(options.models);
+  loom::bench::LiveView live(options.models, isatty(2) != 0);
   for (std::size_t p = 0; p < policies.size(); ++p) {
     if (p > 0) {
       executor.reset();  // the previous one's device memory is freed before the next loads
@@ -823,16 +834,24 @@ int run_bench(BenchOptions options) {
       reports.push_back(std::move(report));
     }
     if (p == 0 && !options.json) print_header(options, *executor, size_text, reports, policies);
-    if (options.compare)
-      bar.set_label(policies[p] + " (" + std::to_string(p + 1) + "/" + std::to_string(policies.size()) + ")");
+    const std::string policy_label =
+        policies[p] + " (" + std::to_string(p + 1) + "/" + std::to_string(policies.size()) + ")";
+    if (options.compare) bar.set_label(policy_label);
+    live.begin_run(options.compare ? policy_label : policies[p]);
+    auto on_tick = [&](const LoadProgress& progress) {
+      if (options.live)
+        std::fputs(live.update(executor->stats(), progress).c_str(), stderr);
+      else
+        bar.update(progress, options.iterations);
+    };
     try {
-      result = loom::bench::run_load(*executor, targets, config,
-                                     [&](const LoadProgress& progress) { bar.update(progress, options.iterations); });
+      result = loom::bench::run_load(*executor, targets, config, on_tick);
     } catch (...) {
       bar.clear();
       throw;
     }
     bar.clear();
+    if (options.live) std::fputs(live.finish(executor->stats(), result).c_str(), stderr);
     executor->shutdown();
     dispatch = dispatch_stats(executor->stats());
     if (options.compare) {
@@ -961,6 +980,8 @@ Examples:
   loom-bench --policy=idle-time --window=2 --block-us=50 --priority=lstm=urgent --stream-priority=lstm=1
   loom-bench --compare --arrival-rate=300 --duration=3 --json      every policy, open loop, as JSON
   loom-bench --exportTrace=trace.json         timeline of the measured phase, busy % per stream
+  loom-bench --live --duration=10             watch stages, streams, throughput and p50/p99 as it runs
+  loom-bench --metrics-port=9464 --duration=60   Prometheus metrics at http://127.0.0.1:9464/metrics
   loom-bench --onnx=yolov8n.onnx --shapes=images:1x3x640x640
   loom-bench --onnx=minilm.onnx --dims=sequence_length=128 --input-range=input_ids:0,30522 --batch=8
   loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once)";
@@ -1122,6 +1143,20 @@ int main(int argc, char** argv) {
                    "chrome://tracing; scripts/render-timeline draws it); also reports busy % per stream")
         ->type_name("FILE");
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
+    app.add_flag("--live", options.live,
+                 "Draw a live view on stderr while the benchmark runs (instead of the progress bar): utilisation "
+                 "and queue depth per stage and stream, a timeline of the last second, throughput and p50/p99 per "
+                 "model; one plain line per second when stderr is not a terminal");
+    app.add_option("--metrics-port", options.metrics_port,
+                   "Serve Prometheus metrics on http://ADDRESS:N/metrics while the benchmark runs (--compare: "
+                   "each policy's executor in turn); 0 = off")
+        ->check(CLI::Range(0, 65535).description(""))
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--metrics-address", options.metrics_address,
+                   "Address the metrics endpoint listens on (0.0.0.0: every interface)")
+        ->type_name("ADDRESS")
+        ->capture_default_str();
     app.add_option("--seed", options.seed,
                    "Seed of the random request inputs and of the open loop's arrival times (model i uses seed + i)")
         ->type_name("N")
@@ -1142,6 +1177,7 @@ int main(int argc, char** argv) {
   }
   options.policy_given = app.count("--policy") > 0;
   options.concurrency_given = app.count("--concurrency") > 0;
+  options.metrics_address_given = app.count("--metrics-address") > 0;
   for (int i = 0; i < argc; ++i) options.command += (i > 0 ? " " : "") + std::string(argv[i]);
 
   return cli::run_guarded("loom-bench", [&] { return run_bench(options); });

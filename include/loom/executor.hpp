@@ -89,6 +89,13 @@ struct ExecutorOptions {
   // stats() and each request's RequestTimes. Off: device stages report no busy time and a
   // request's time is all counted as compute.
   bool stage_timing = true;
+  // Serve stats() in Prometheus text format at http://metrics_address:metrics_port/metrics from
+  // the constructor until shutdown(), on threads of its own (cpp-httplib); 0 = off. Metric names
+  // and meanings: docs/metrics.md. A port outside 0..65535, one already in use, or an address this
+  // host cannot listen on is Error(invalid_argument) from the constructor, naming the port and
+  // the address.
+  int metrics_port = 0;
+  std::string metrics_address = "127.0.0.1";
 };
 
 // How Executor::load() prepares a model: its name and the optimize() options (shapes for
@@ -125,29 +132,6 @@ struct RequestOptions {
   // Error(deadline_exceeded) instead of running; one that has started runs to the end.
   // The default (the clock's epoch) means no deadline.
   std::chrono::steady_clock::time_point deadline{};
-};
-
-struct ExecutorStats {
-  double uptime_us = 0;  // since the executor started
-  std::uint64_t requests_submitted = 0;
-  std::uint64_t requests_completed = 0;
-  std::uint64_t requests_failed = 0;
-  std::uint64_t pool_bytes_reserved = 0;  // device memory the pool holds
-  std::uint64_t pool_allocations = 0;     // blocks handed out
-  std::uint64_t pool_reuses = 0;          // of those, served from the free set
-  std::uint64_t steps_dispatched = 0;
-  // Host time the dispatcher spent from building the candidates through each Step's launch,
-  // summed. On the CPU backend the Step runs inside its launch; its run time is left out.
-  double dispatch_host_us = 0;
-  std::uint64_t preemptions = 0;          // pauses at cancellation points, inside Steps included
-  std::uint64_t pauses_inside_steps = 0;  // of which: inside a Step (StepInfo::pausable_inside)
-  std::uint64_t bytes_dumped = 0;         // live bytes copied to host memory by preemptions
-  std::uint64_t requests_expired = 0;     // failed with deadline_exceeded
-  std::uint64_t cuda_graph_steps = 0;     // Steps launched as a CUDA graph (captured or replayed)
-  // Every stage of the pipeline (loom/stats.hpp names them), host stages first.
-  std::vector<StageStats> stages;
-  std::vector<ModelStats> models;             // in load order
-  std::vector<RebalanceDecision> rebalances;  // oldest first (the last 256)
 };
 
 using Outputs = std::vector<Tensor>;

@@ -89,4 +89,29 @@ struct RebalanceDecision {
   std::string reason;
 };
 
+// What Executor::stats() returns (and the metrics endpoint serves, docs/metrics.md): counters since
+// the executor started, then the figures above per stage, per model and per re-balancing decision.
+struct ExecutorStats {
+  double uptime_us = 0;  // since the executor started
+  std::uint64_t requests_submitted = 0;
+  std::uint64_t requests_completed = 0;
+  std::uint64_t requests_failed = 0;
+  std::uint64_t pool_bytes_reserved = 0;  // device memory the pool holds
+  std::uint64_t pool_allocations = 0;     // blocks handed out
+  std::uint64_t pool_reuses = 0;          // of those, served from the free set
+  std::uint64_t steps_dispatched = 0;
+  // Host time the dispatcher spent from building the candidates through each Step's launch,
+  // summed. On the CPU backend the Step runs inside its launch; its run time is left out.
+  double dispatch_host_us = 0;
+  std::uint64_t preemptions = 0;          // pauses at cancellation points, inside Steps included
+  std::uint64_t pauses_inside_steps = 0;  // of which: inside a Step (StepInfo::pausable_inside)
+  std::uint64_t bytes_dumped = 0;         // live bytes copied to host memory by preemptions
+  std::uint64_t requests_expired = 0;     // failed with deadline_exceeded
+  std::uint64_t cuda_graph_steps = 0;     // Steps launched as a CUDA graph (captured or replayed)
+  // Every stage of the pipeline (StageStats names them), host stages first.
+  std::vector<StageStats> stages;
+  std::vector<ModelStats> models;             // in load order
+  std::vector<RebalanceDecision> rebalances;  // oldest first (the last 256)
+};
+
 }  // namespace loom

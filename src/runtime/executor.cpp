@@ -82,6 +82,7 @@ void Executor::Impl::stop() {
   std::lock_guard lock(shutdown_mutex);
   if (stopped) return;
   stopped = true;
+  metrics_server.reset();
   accepting = false;
   to_pre.close();
   if (pre_thread.joinable()) pre_thread.join();
@@ -143,7 +144,9 @@ void Executor::Impl::enqueue(const std::string& name, std::vector<Tensor> inputs
   ++submitted;
 }
 
-Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+  impl_->start_metrics(*this);
+}
 
 Executor::Executor(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
 
@@ -152,7 +155,10 @@ std::unique_ptr<Executor> runtime::ExecutorTestHooks::make_executor(ExecutorOpti
       new Executor(std::make_unique<Executor::Impl>(std::move(options), std::move(hooks))));
 }
 
-Executor::~Executor() = default;
+// Stopped here rather than in ~Impl: the metrics endpoint calls this object's stats().
+Executor::~Executor() {
+  if (impl_) impl_->stop();
+}
 
 void Executor::load(const Model& model, std::string name) {
   LoadOptions options;

@@ -23,6 +23,7 @@
 #include "backend/backend.hpp"
 #include "loom/executor.hpp"
 #include "loom/policy.hpp"
+#include "metrics/metrics_server.hpp"
 #include "profile/active_profile.hpp"
 #include "runtime/bounded_queue.hpp"
 #include "runtime/executor_test_hooks.hpp"
@@ -133,6 +134,8 @@ struct Executor::Impl {
   Timeline timeline;
   std::unique_ptr<trace::TimelineClock> timeline_clock;  // set when options.record_timeline
   Clock::time_point epoch = Clock::now();
+  // The metrics endpoint (ExecutorOptions::metrics_port), stopped first by stop().
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
 
   // executor.cpp
   explicit Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks = {});
@@ -143,6 +146,9 @@ struct Executor::Impl {
   runtime::LoadedModel& find(const std::string& name) const;
   void check_inputs(const runtime::LoadedModel& model, const std::vector<Tensor>& inputs) const;
   void enqueue(const std::string& name, std::vector<Tensor> inputs, Callback done, RequestOptions options);
+
+  // executor_metrics.cpp: serves `executor`'s stats() when options.metrics_port is set.
+  void start_metrics(const Executor& executor);
 
   // stages.cpp
   void pre_process_loop();

@@ -55,13 +55,15 @@ loom_layer(backend-cpu PATHS src/backend/cpu/ USES backend)
 loom_layer(backend-cuda PATHS src/backend/cuda/ kernels/ USES backend)
 loom_layer(passes PATHS src/graph/passes/ USES graph backend)  # folding runs the CPU backend's kernels
 loom_layer(sched PATHS src/sched/ include/loom/policy.hpp USES api)
+# Stats as Prometheus text and the HTTP endpoint serving it; the runtime hands it a stats source.
+loom_layer(metrics PATHS src/metrics/ USES api)
 loom_layer(trace PATHS src/trace/ include/loom/trace.hpp USES backend)  # timed events of the seam
 loom_layer(profile PATHS src/profile/ include/loom/profile.hpp USES plan backend)
 loom_layer(sim PATHS src/sim/ include/loom/sim.hpp USES plan sched trace)
 # The DecodeEngine reaches each backend's decoder loops through the seam's registry only.
 loom_layer(decode PATHS src/decode/ include/loom/decode.hpp USES backend)
 # The runtime talks to the backend seam only, never to backend-cpu or backend-cuda.
-loom_layer(runtime PATHS src/runtime/ include/loom/executor.hpp USES plan backend sched trace profile)
+loom_layer(runtime PATHS src/runtime/ include/loom/executor.hpp USES plan backend sched trace profile metrics)
 loom_layer(profiler PATHS src/profiler/ USES runtime profile)  # loads models as the runtime does
 loom_layer(everything PATHS include/loom/loom.hpp USES onnx workloads runtime sim decode profile)
 

@@ -46,9 +46,14 @@ std::string escape_help(std::string_view text) { return escape(text, false); }
 std::string format_value(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  char buffer[32];
-  const auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  if (error != std::errc()) throw Error(ErrorCode::internal, "format_value: a double did not fit 32 characters");
+  // The shortest digits that read back as the same double, written plainly (0.0001, 2.5, 1500)
+  // where that stays short, else in exponent form (1e-07, 2.5e+20).
+  const double magnitude = std::fabs(value);
+  const bool plain = value == 0 || (magnitude >= 1e-5 && magnitude < 1e15);
+  char buffer[64];
+  const auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, value,
+                                          plain ? std::chars_format::fixed : std::chars_format::scientific);
+  if (error != std::errc()) throw Error(ErrorCode::internal, "format_value: a double did not fit 64 characters");
   return std::string(buffer, end);
 }
 

@@ -10,7 +10,9 @@
 namespace loom::metrics {
 namespace {
 
-constexpr double kSecondsPerMicrosecond = 1e-6;
+// Divided by (not multiplied by 1e-6, which is inexact), so that whole microseconds give the
+// double nearest the decimal number of seconds: 500 µs is written 0.0005.
+double seconds(double us) { return us / 1e6; }
 
 Labels stage_labels(const StageStats& stage) {
   return {{"stage", stage.name}, {"kind", std::string(stage_kind_name(stage.kind))}};
@@ -73,7 +75,7 @@ std::string prometheus_text(const ExecutorStats& s, const ExecutorIdentity& iden
             {"backend", identity.backend},
             {"policy", identity.policy}},
            U64{1});
-  f.single("loom_uptime_seconds", gauge, "Seconds since the executor started.", s.uptime_us * kSecondsPerMicrosecond);
+  f.single("loom_uptime_seconds", gauge, "Seconds since the executor started.", seconds(s.uptime_us));
 
   // Requests.
   f.single("loom_requests_submitted_total", counter, "Requests accepted by submit(), every model.",
@@ -99,7 +101,7 @@ std::string prometheus_text(const ExecutorStats& s, const ExecutorIdentity& iden
         {"queue", t.queue_us}, {"h2d", t.h2d_us}, {"compute", t.compute_us}, {"d2h", t.d2h_us}, {"post", t.post_us}};
     for (const auto& [phase, us] : phases)
       w.sample("loom_request_phase_seconds_total", {{"model", model.name}, {"phase", phase}},
-               us * kSecondsPerMicrosecond);
+               seconds(us));
   }
 
   // Steps and the dispatcher.
@@ -108,18 +110,18 @@ std::string prometheus_text(const ExecutorStats& s, const ExecutorIdentity& iden
   f.single("loom_cuda_graph_steps_total", counter, "Steps launched as a CUDA graph (captured or replayed).",
            s.cuda_graph_steps);
   f.single("loom_dispatch_host_seconds_total", counter, "Host time the dispatcher spent choosing and launching Steps.",
-           s.dispatch_host_us * kSecondsPerMicrosecond);
+           seconds(s.dispatch_host_us));
 
   // Pipeline stages.
   f.per_stage<double>(s.stages, "loom_stage_busy_seconds_total", counter,
                       "Time the stage spent on its items (host stages: summed over their threads).",
-                      [](const StageStats& st) { return st.busy_us * kSecondsPerMicrosecond; });
+                      [](const StageStats& st) { return seconds(st.busy_us); });
   f.per_stage<U64>(s.stages, "loom_stage_items_total", counter,
                    "Items the stage handled: requests (host), Steps (device), copies (copy).",
                    [](const StageStats& st) { return st.items; });
   f.per_stage<double>(s.stages, "loom_stage_queue_wait_seconds_total", counter,
                       "Time items waited in the stage's input queue, summed.",
-                      [](const StageStats& st) { return st.queue_wait_us * kSecondsPerMicrosecond; });
+                      [](const StageStats& st) { return seconds(st.queue_wait_us); });
   f.per_stage<U64>(s.stages, "loom_stage_queue_depth", gauge,
                    "Items waiting for the stage now (device: Steps launched and not yet finished).",
                    [](const StageStats& st) { return static_cast<U64>(st.queue_depth); });

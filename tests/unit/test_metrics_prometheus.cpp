@@ -55,7 +55,10 @@ TEST(MetricsExposition, FormatsValuesShortestAndSpecials) {
   EXPECT_EQ(format_value(1), "1");
   EXPECT_EQ(format_value(0.0001), "0.0001");
   EXPECT_EQ(format_value(2.5), "2.5");
-  EXPECT_EQ(format_value(1e-7), "1e-07");
+  EXPECT_EQ(format_value(1500), "1500");
+  EXPECT_EQ(format_value(0.0000123), "0.0000123");
+  EXPECT_EQ(format_value(1e-7), "1e-07");  // very small and very large: exponent form
+  EXPECT_EQ(format_value(2.5e20), "2.5e+20");
   EXPECT_EQ(format_value(1.0 / 0.0), "+Inf");
   EXPECT_EQ(format_value(-1.0 / 0.0), "-Inf");
   EXPECT_EQ(format_value(0.0 / 0.0), "NaN");

@@ -40,12 +40,7 @@ std::vector<StageUse> stage_use(const ExecutorStats& previous, const ExecutorSta
   const double interval_us = current.uptime_us - previous.uptime_us;
   std::vector<StageUse> uses;
   for (const auto& stage : current.stages) {
-    StageUse use;
-    use.name = stage.name;
-    use.kind = stage.kind;
-    use.queue_depth = stage.queue_depth;
-    use.max_queue_depth = stage.max_queue_depth;
-    use.threads = stage.threads;
+    StageUse use{stage};
     if (interval_us > 0) {
       const StageStats* before = find_stage(previous, stage.name);
       const double busy_us = stage.busy_us - (before ? before->busy_us : 0);
@@ -87,7 +82,7 @@ void LiveView::begin_run(std::string label) {
 void LiveView::take(const ExecutorStats& stats, const LoadProgress& progress) {
   stages_ = stage_use(have_stats_ ? previous_ : ExecutorStats{}, stats);
   for (const auto& use : stages_) {
-    auto& columns = timeline_[use.name];
+    auto& columns = timeline_[use.stage.name];
     columns.push_back(use.utilization);
     while (columns.size() > kLiveTimelineColumns) columns.pop_front();
   }
@@ -125,7 +120,7 @@ double LiveView::rate_last_second(const ModelState& model) const {
 
 std::vector<std::string> LiveView::frame_lines() const {
   std::size_t width = kMinNameWidth;
-  for (const auto& use : stages_) width = std::max(width, use.name.size());
+  for (const auto& use : stages_) width = std::max(width, use.stage.name.size());
   for (const auto& name : models_) width = std::max(width, name.size());
   const int name_width = static_cast<int>(width);
 
@@ -142,16 +137,16 @@ std::vector<std::string> LiveView::frame_lines() const {
                               printf_text("busy (%.1f s)", kLiveRefreshMs / 1000).c_str(),
                               static_cast<int>(kLiveTimelineColumns) + 2, "last 1 s", "queue", "max", "threads"));
   for (const auto& use : stages_) {
-    std::string row = padded(use.name, width) + " " + padded(std::string(stage_kind_name(use.kind)), 6) + " " +
-                      bar(use.utilization, kBarWidth) + " " + percent(use.utilization) + " |";
-    const auto it = timeline_.find(use.name);
+    std::string row = padded(use.stage.name, width) + " " + padded(std::string(stage_kind_name(use.stage.kind)), 6) +
+                      " " + bar(use.utilization, kBarWidth) + " " + percent(use.utilization) + " |";
+    const auto it = timeline_.find(use.stage.name);
     const std::size_t columns = it == timeline_.end() ? 0 : it->second.size();
     row += std::string(kLiveTimelineColumns - columns, ' ');
     if (it != timeline_.end())
       for (double u : it->second) row += shade(u);
     row += "|";
-    row += printf_text(" %6zu %6zu %7s", use.queue_depth, use.max_queue_depth,
-                       use.kind == StageKind::host ? std::to_string(use.threads).c_str() : "-");
+    row += printf_text(" %6zu %6zu %7s", use.stage.queue_depth, use.stage.max_queue_depth,
+                       use.stage.kind == StageKind::host ? std::to_string(use.stage.threads).c_str() : "-");
     lines.push_back(row);
   }
 
@@ -189,10 +184,11 @@ std::string LiveView::summary_line() const {
     line += " | busy over the last second:";
     const char* separator = " ";
     for (const auto& use : stages_) {
-      const auto& columns = timeline_.at(use.name);
+      const auto& columns = timeline_.at(use.stage.name);
       double sum = 0;
       for (double u : columns) sum += u;
-      line += separator + use.name + " " + printf_text("%.0f%%", columns.empty() ? 0 : 100 * sum / columns.size());
+      line +=
+          separator + use.stage.name + " " + printf_text("%.0f%%", columns.empty() ? 0 : 100 * sum / columns.size());
       separator = ", ";
     }
   }

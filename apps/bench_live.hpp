@@ -20,16 +20,12 @@ namespace loom::bench {
 inline constexpr double kLiveRefreshMs = 100;
 inline constexpr std::size_t kLiveTimelineColumns = 10;
 
-// One stage over one refresh interval.
+// One stage over one refresh interval: its figures now, and how busy it was.
 struct StageUse {
-  std::string name;
-  StageKind kind = StageKind::host;
+  StageStats stage;
   // Busy time added over the interval / (the interval × the threads serving it; device and copy
   // stages: 1), in [0, 1].
   double utilization = 0;
-  std::size_t queue_depth = 0;
-  std::size_t max_queue_depth = 0;
-  std::size_t threads = 0;  // host stages; 0 for the others
 };
 
 // Each stage of `current` over the uptime since `previous` (a stage `previous` lacks counts from

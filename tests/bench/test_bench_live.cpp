@@ -20,34 +20,29 @@ using loom::StageStats;
 using loom::bench::LiveView;
 using loom::bench::LoadProgress;
 
-StageStats stage(const std::string& name, StageKind kind, std::size_t threads, double busy_us, std::size_t depth,
-                 std::size_t max_depth) {
-  StageStats s;
-  s.name = name;
-  s.kind = kind;
-  s.threads = threads;
-  s.busy_us = busy_us;
-  s.queue_depth = depth;
-  s.max_queue_depth = max_depth;
-  return s;
-}
-
 // Two snapshots 0.1 s apart. Over the first second: pre-process busy 0.2 s on its one thread
 // (0.2), stream:m 0.5 s (0.5), copy:h2d idle. Over the next 0.1 s: pre-process 0.05 s (0.5),
 // stream:m 0.1 s (1.0), copy:h2d 3 ms (0.03).
 ExecutorStats snapshot_a() {
   ExecutorStats s;
   s.uptime_us = 1'000'000;
-  s.stages = {stage("pre-process", StageKind::host, 1, 200'000, 0, 1),
-              stage("stream:m", StageKind::device, 0, 500'000, 1, 3), stage("copy:h2d", StageKind::copy, 0, 0, 0, 0)};
+  s.stages = {
+      StageStats{
+          .name = "pre-process", .kind = StageKind::host, .threads = 1, .busy_us = 200'000, .max_queue_depth = 1},
+      StageStats{
+          .name = "stream:m", .kind = StageKind::device, .busy_us = 500'000, .queue_depth = 1, .max_queue_depth = 3},
+      StageStats{.name = "copy:h2d", .kind = StageKind::copy, .busy_us = 0}};
   return s;
 }
 ExecutorStats snapshot_b() {
   ExecutorStats s;
   s.uptime_us = 1'100'000;
-  s.stages = {stage("pre-process", StageKind::host, 1, 250'000, 0, 2),
-              stage("stream:m", StageKind::device, 0, 600'000, 2, 3),
-              stage("copy:h2d", StageKind::copy, 0, 3'000, 0, 1)};
+  s.stages = {
+      StageStats{
+          .name = "pre-process", .kind = StageKind::host, .threads = 1, .busy_us = 250'000, .max_queue_depth = 2},
+      StageStats{
+          .name = "stream:m", .kind = StageKind::device, .busy_us = 600'000, .queue_depth = 2, .max_queue_depth = 3},
+      StageStats{.name = "copy:h2d", .kind = StageKind::copy, .busy_us = 3'000, .max_queue_depth = 1}};
   return s;
 }
 
@@ -86,15 +81,16 @@ TEST(BenchLive, StageUseIsBusyTimeOverTheIntervalPerThread) {
   ExecutorStats before = snapshot_a();
   ExecutorStats after = snapshot_b();
   after.stages[0].threads = 2;  // the same 0.05 s over 0.1 s on two threads: 0.25
-  after.stages.push_back(stage("post-process", StageKind::host, 1, 30'000, 0, 0));  // new: from zero
+  after.stages.push_back(
+      StageStats{.name = "post-process", .kind = StageKind::host, .threads = 1, .busy_us = 30'000});  // new: from zero
   const auto uses = loom::bench::stage_use(before, after);
   ASSERT_EQ(uses.size(), 4u);
   EXPECT_DOUBLE_EQ(uses[0].utilization, 0.25);
   EXPECT_DOUBLE_EQ(uses[1].utilization, 1.0);
   EXPECT_DOUBLE_EQ(uses[2].utilization, 0.03);
   EXPECT_DOUBLE_EQ(uses[3].utilization, 0.3);
-  EXPECT_EQ(uses[1].queue_depth, 2u);
-  EXPECT_EQ(uses[1].max_queue_depth, 3u);
+  EXPECT_EQ(uses[1].stage.queue_depth, 2u);
+  EXPECT_EQ(uses[1].stage.max_queue_depth, 3u);
   // No time passed: nothing is busy.
   for (const auto& use : loom::bench::stage_use(after, after)) EXPECT_EQ(use.utilization, 0);
 }

@@ -112,29 +112,26 @@ ExecutorStats hand_built_stats() {
   s.bytes_dumped = 2048;
   s.cuda_graph_steps = 0;
 
-  StageStats pre;
-  pre.name = "pre-process";
-  pre.kind = StageKind::host;
-  pre.threads = 2;
-  pre.items = 4;
-  pre.busy_us = 1'000'000;  // 1 s over 2 s and 2 threads: 0.25
-  pre.queue_wait_us = 500;
-  pre.queue_depth = 1;
-  pre.max_queue_depth = 3;
-  StageStats stream;
-  stream.name = "stream:m";
-  stream.kind = StageKind::device;
-  stream.items = 12;
-  stream.busy_us = 1'500'000;  // 0.75 of the uptime
-  stream.queue_depth = 2;
-  stream.max_queue_depth = 4;
-  StageStats h2d;
-  h2d.name = "copy:h2d";
-  h2d.kind = StageKind::copy;
-  h2d.items = 4;
-  h2d.busy_us = 200'000;  // 0.1
-  h2d.bytes = 4096;
-  s.stages = {pre, stream, h2d};
+  s.stages = {
+      // 1 s busy over 2 s on 2 threads: 0.25.
+      {.name = "pre-process",
+       .kind = StageKind::host,
+       .threads = 2,
+       .items = 4,
+       .busy_us = 1'000'000,
+       .queue_wait_us = 500,
+       .queue_depth = 1,
+       .max_queue_depth = 3},
+      // 0.75 of the uptime.
+      {.name = "stream:m",
+       .kind = StageKind::device,
+       .items = 12,
+       .busy_us = 1'500'000,
+       .queue_depth = 2,
+       .max_queue_depth = 4},
+      // 0.1 of the uptime.
+      {.name = "copy:h2d", .kind = StageKind::copy, .items = 4, .busy_us = 200'000, .bytes = 4096},
+  };
 
   ModelStats m;
   m.name = "m";

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench_runner.hpp"
+#include "bench_stages.hpp"
 #include "bench_stats.hpp"
 #include "cli_support.hpp"
 #include "loom/loom.hpp"
@@ -74,6 +75,7 @@ struct BenchOptions {
   std::vector<std::string> stream_priorities;   // MODEL=N
   int persistent_grid_max_sms = 0;              // LoadOptions::persistent_grid_max_sms, every model
   std::vector<std::string> request_priorities;  // MODEL=urgent|normal|background
+  loom::bench::StageFlags stages;               // --stage-threads, --pre-process-cost, --stages, ...
   std::string command;                          // the command line, for the JSON report
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
@@ -195,6 +197,15 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   std::printf("Step costs:   %s\n", executor.profile_path() == "none"
                                         ? "roofline estimates (no device profile; see loom-profile)"
                                         : ("profile " + executor.profile_path()).c_str());
+  std::printf("Host stages:  %s%s\n",
+              options.stages.threads == "auto"
+                  ? ("auto (re-balanced every " + format("%g", options.stages.rebalance_interval_ms) + " ms, budget " +
+                     std::to_string(options.stages.thread_budget) + " threads)")
+                        .c_str()
+                  : options.stages.threads.c_str(),
+              options.stages.pre_process_cost.empty()
+                  ? ""
+                  : (", --pre-process-cost=" + options.stages.pre_process_cost).c_str());
   std::printf("Load:         %s\n", describe_load(options).c_str());
   std::printf("Warm-up:      %g ms (closed loop)\n", options.warmup_ms);
   if (open_loop(options))
@@ -737,6 +748,7 @@ int run_bench(BenchOptions options) {
   executor_options.record_timeline = trace_file.is_open() || options.compare;
   executor_options.policy_options = options.policy_options;
   executor_options.cuda_graphs = options.cuda_graphs == "on";
+  loom::bench::apply_stage_flags(options.stages, executor_options);
   auto executor = std::make_unique<loom::Executor>(executor_options);
   if (options.fp16 && executor->backend_name() != "cuda")
     throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
@@ -816,6 +828,7 @@ int run_bench(BenchOptions options) {
       if (auto it = stream_priorities.find(name); it != stream_priorities.end())
         load.stream_priority = static_cast<int>(it->second);
       load.persistent_grid_max_sms = options.persistent_grid_max_sms;
+      load.pre_process = loom::bench::pre_process_cost(options.stages);
       executor->load(model, load);
       ModelReport report;
       report.name = name;
@@ -879,11 +892,13 @@ int run_bench(BenchOptions options) {
   const loom::UtilizationSummary* recorded = trace_file.is_open() ? &utilization : nullptr;
 
   if (options.json) {
-    std::cout << json_report(options, *executor, size_text, reports, total_qps, measured_s, recorded, dispatch).dump(2)
-              << std::endl;
+    auto doc = json_report(options, *executor, size_text, reports, total_qps, measured_s, recorded, dispatch);
+    doc["pipeline"] = loom::bench::stages_json(executor->stats());
+    std::cout << doc.dump(2) << std::endl;
   } else {
     print_summary(options, reports, total_qps, total_requests, measured_s, dispatch);
     if (recorded) print_utilization(utilization, options.models);
+    if (options.stages.print_stages) loom::bench::print_stages(executor->stats());
   }
   if (trace_file.is_open()) {
     trace.write_chrome_trace(trace_file);
@@ -1122,6 +1137,7 @@ int main(int argc, char** argv) {
                    "chrome://tracing; scripts/render-timeline draws it); also reports busy % per stream")
         ->type_name("FILE");
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
+    loom::bench::add_stage_flags(app, options.stages);
     app.add_option("--seed", options.seed,
                    "Seed of the random request inputs and of the open loop's arrival times (model i uses seed + i)")
         ->type_name("N")

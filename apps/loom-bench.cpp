@@ -24,6 +24,7 @@
 
 #include "bench_live.hpp"
 #include "bench_runner.hpp"
+#include "bench_stages.hpp"
 #include "bench_stats.hpp"
 #include "cli_support.hpp"
 #include "loom/loom.hpp"
@@ -75,6 +76,7 @@ struct BenchOptions {
   std::vector<std::string> stream_priorities;   // MODEL=N
   int persistent_grid_max_sms = 0;              // LoadOptions::persistent_grid_max_sms, every model
   std::vector<std::string> request_priorities;  // MODEL=urgent|normal|background
+  loom::bench::StageFlags stages;               // --stage-threads, --pre-process-cost, --stages, ...
   std::string command;                          // the command line, for the JSON report
   bool live = false;                            // --live: the live view on stderr
   int metrics_port = 0;                         // ExecutorOptions::metrics_port
@@ -200,6 +202,15 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   std::printf("Step costs:   %s\n", executor.profile_path() == "none"
                                         ? "roofline estimates (no device profile; see loom-profile)"
                                         : ("profile " + executor.profile_path()).c_str());
+  std::printf("Host stages:  %s%s\n",
+              options.stages.threads == "auto"
+                  ? ("auto (re-balanced every " + format("%g", options.stages.rebalance_interval_ms) + " ms, budget " +
+                     std::to_string(options.stages.thread_budget) + " threads)")
+                        .c_str()
+                  : options.stages.threads.c_str(),
+              options.stages.pre_process_cost.empty()
+                  ? ""
+                  : (", --pre-process-cost=" + options.stages.pre_process_cost).c_str());
   std::printf("Load:         %s\n", describe_load(options).c_str());
   std::printf("Warm-up:      %g ms (closed loop)\n", options.warmup_ms);
   if (open_loop(options))
@@ -746,6 +757,7 @@ int run_bench(BenchOptions options) {
   executor_options.cuda_graphs = options.cuda_graphs == "on";
   executor_options.metrics_port = options.metrics_port;
   executor_options.metrics_address = options.metrics_address;
+  loom::bench::apply_stage_flags(options.stages, executor_options);
   auto executor = std::make_unique<loom::Executor>(executor_options);
   if (options.fp16 && executor->backend_name() != "cuda")
     throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
@@ -827,6 +839,7 @@ int run_bench(BenchOptions options) {
       if (auto it = stream_priorities.find(name); it != stream_priorities.end())
         load.stream_priority = static_cast<int>(it->second);
       load.persistent_grid_max_sms = options.persistent_grid_max_sms;
+      load.pre_process = loom::bench::pre_process_cost(options.stages);
       executor->load(model, load);
       ModelReport report;
       report.name = name;
@@ -898,11 +911,13 @@ int run_bench(BenchOptions options) {
   const loom::UtilizationSummary* recorded = trace_file.is_open() ? &utilization : nullptr;
 
   if (options.json) {
-    std::cout << json_report(options, *executor, size_text, reports, total_qps, measured_s, recorded, dispatch).dump(2)
-              << std::endl;
+    auto doc = json_report(options, *executor, size_text, reports, total_qps, measured_s, recorded, dispatch);
+    doc["pipeline"] = loom::bench::stages_json(executor->stats());
+    std::cout << doc.dump(2) << std::endl;
   } else {
     print_summary(options, reports, total_qps, total_requests, measured_s, dispatch);
     if (recorded) print_utilization(utilization, options.models);
+    if (options.stages.print_stages) loom::bench::print_stages(executor->stats());
   }
   if (trace_file.is_open()) {
     trace.write_chrome_trace(trace_file);
@@ -1157,6 +1172,7 @@ int main(int argc, char** argv) {
                    "Address the metrics endpoint listens on (0.0.0.0: every interface)")
         ->type_name("ADDRESS")
         ->capture_default_str();
+    loom::bench::add_stage_flags(app, options.stages);
     app.add_option("--seed", options.seed,
                    "Seed of the random request inputs and of the open loop's arrival times (model i uses seed + i)")
         ->type_name("N")

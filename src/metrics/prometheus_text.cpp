@@ -100,8 +100,7 @@ std::string prometheus_text(const ExecutorStats& s, const ExecutorIdentity& iden
     const std::pair<const char*, double> phases[] = {
         {"queue", t.queue_us}, {"h2d", t.h2d_us}, {"compute", t.compute_us}, {"d2h", t.d2h_us}, {"post", t.post_us}};
     for (const auto& [phase, us] : phases)
-      w.sample("loom_request_phase_seconds_total", {{"model", model.name}, {"phase", phase}},
-               seconds(us));
+      w.sample("loom_request_phase_seconds_total", {{"model", model.name}, {"phase", phase}}, seconds(us));
   }
 
   // Steps and the dispatcher.
@@ -112,16 +111,24 @@ std::string prometheus_text(const ExecutorStats& s, const ExecutorIdentity& iden
   f.single("loom_dispatch_host_seconds_total", counter, "Host time the dispatcher spent choosing and launching Steps.",
            seconds(s.dispatch_host_us));
 
-  // Pipeline stages.
+  // Pipeline stages. Only host stages have threads and an input queue.
+  const std::function<bool(const StageStats&)> host_only = [](const StageStats& st) {
+    return st.kind == StageKind::host;
+  };
   f.per_stage<double>(s.stages, "loom_stage_busy_seconds_total", counter,
                       "Time the stage spent on its items (host stages: summed over their threads).",
                       [](const StageStats& st) { return seconds(st.busy_us); });
   f.per_stage<U64>(s.stages, "loom_stage_items_total", counter,
                    "Items the stage handled: requests (host), Steps (device), copies (copy).",
                    [](const StageStats& st) { return st.items; });
-  f.per_stage<double>(s.stages, "loom_stage_queue_wait_seconds_total", counter,
-                      "Time items waited in the stage's input queue, summed.",
-                      [](const StageStats& st) { return seconds(st.queue_wait_us); });
+  f.per_stage<U64>(
+      s.stages, "loom_stage_queued_total", counter,
+      "Items that passed through a host stage's input queue (the queue wait's count).",
+      [](const StageStats& st) { return st.queued; }, host_only);
+  f.per_stage<double>(
+      s.stages, "loom_stage_queue_wait_seconds_total", counter,
+      "Time items waited in a host stage's input queue, summed.",
+      [](const StageStats& st) { return seconds(st.queue_wait_us); }, host_only);
   f.per_stage<U64>(s.stages, "loom_stage_queue_depth", gauge,
                    "Items waiting for the stage now (device: Steps launched and not yet finished).",
                    [](const StageStats& st) { return static_cast<U64>(st.queue_depth); });
@@ -129,8 +136,7 @@ std::string prometheus_text(const ExecutorStats& s, const ExecutorIdentity& iden
                    [](const StageStats& st) { return static_cast<U64>(st.max_queue_depth); });
   f.per_stage<U64>(
       s.stages, "loom_stage_threads", gauge, "Threads serving a host stage now.",
-      [](const StageStats& st) { return static_cast<U64>(st.threads); },
-      [](const StageStats& st) { return st.kind == StageKind::host; });
+      [](const StageStats& st) { return static_cast<U64>(st.threads); }, host_only);
   const double uptime_us = s.uptime_us;
   f.per_stage<double>(s.stages, "loom_stage_utilization_ratio", gauge,
                       "Busy time since the executor started over uptime per thread (device and copy stages: per "
@@ -152,6 +158,11 @@ std::string prometheus_text(const ExecutorStats& s, const ExecutorIdentity& iden
   f.single("loom_pauses_inside_steps_total", counter, "Pauses inside a Step's device loop (among the preemptions).",
            s.pauses_inside_steps);
   f.single("loom_dumped_bytes_total", counter, "Live bytes of paused requests copied to host memory.", s.bytes_dumped);
+
+  // Host stage threads.
+  f.single("loom_rebalances_total", counter,
+           "Threads the automatic re-balancing moved between the host stages or added from the budget.",
+           s.thread_moves);
 
   return w.take();
 }

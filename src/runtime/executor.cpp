@@ -335,6 +335,7 @@ ExecutorStats Executor::stats() const {
   {
     std::lock_guard lock(impl_->figures_mutex);
     s.rebalances.assign(impl_->rebalances.begin(), impl_->rebalances.end());
+    s.thread_moves = impl_->thread_moves;
   }
   return s;
 }

@@ -175,6 +175,7 @@ struct Executor::Impl {
   mutable std::mutex figures_mutex;             // guards the copy stages and the decisions
   runtime::CopyCounters h2d, d2h, transfer;
   std::deque<RebalanceDecision> rebalances;
+  std::uint64_t thread_moves = 0;  // the decisions that changed a thread count, every one of them
   // The automatic re-balancing (StageThreadOptions::automatic).
   std::thread balancer_thread;
   std::mutex balancer_mutex;

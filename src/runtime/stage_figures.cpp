@@ -207,7 +207,9 @@ void Executor::Impl::balance_loop() {
                     {"post_threads", std::to_string(decision.post_threads)}};
       timeline.add(std::move(event));
     }
+    const bool moved = decision.pre_threads != pre_threads || decision.post_threads != post_threads;
     std::lock_guard figures_lock(figures_mutex);
+    if (moved) ++thread_moves;
     rebalances.push_back(std::move(decision));
     if (rebalances.size() > kRebalancesKept) rebalances.pop_front();
   }

@@ -389,6 +389,15 @@ TEST(ExecutorStages, AutomaticRebalancingGivesTheSlowStageThreads) {
   EXPECT_GT(first.pre_us_per_request, first.post_us_per_request);
   EXPECT_GT(stage(s, "pre-process").threads, 1u);
   EXPECT_LE(stage(s, "pre-process").threads + stage(s, "post-process").threads, 4u);
+  // thread_moves counts the decisions that changed a count (refusals change none), from 1 + 1.
+  std::uint64_t moves = 0;
+  std::pair<std::size_t, std::size_t> threads{1, 1};
+  for (const auto& d : s.rebalances) {
+    if (std::pair{d.pre_threads, d.post_threads} != threads) ++moves;
+    threads = {d.pre_threads, d.post_threads};
+  }
+  EXPECT_EQ(s.thread_moves, moves);
+  EXPECT_GE(moves, 1u);
   for (std::size_t i = 0; i < futures.size(); ++i) {
     const Outputs out = futures[i].get();
     EXPECT_TRUE(bit_equal(out[0], reference[i % kRequests][0])) << "request " << i;

@@ -111,6 +111,7 @@ ExecutorStats hand_built_stats() {
   s.pauses_inside_steps = 2;
   s.bytes_dumped = 2048;
   s.cuda_graph_steps = 0;
+  s.thread_moves = 2;
 
   s.stages = {
       // 1 s busy over 2 s on 2 threads: 0.25.
@@ -119,6 +120,7 @@ ExecutorStats hand_built_stats() {
        .threads = 2,
        .items = 4,
        .busy_us = 1'000'000,
+       .queued = 4,
        .queue_wait_us = 500,
        .queue_depth = 1,
        .max_queue_depth = 3},
@@ -178,6 +180,7 @@ TEST(MetricsPrometheusText, ServesTheHandWorkedFigures) {
       R"(loom_stage_busy_seconds_total{stage="stream:m",kind="device"} 1.5)",
       R"(loom_stage_busy_seconds_total{stage="copy:h2d",kind="copy"} 0.2)",
       R"(loom_stage_items_total{stage="stream:m",kind="device"} 12)",
+      R"(loom_stage_queued_total{stage="pre-process",kind="host"} 4)",
       R"(loom_stage_queue_wait_seconds_total{stage="pre-process",kind="host"} 0.0005)",
       R"(loom_stage_queue_depth{stage="stream:m",kind="device"} 2)",
       R"(loom_stage_max_queue_depth{stage="pre-process",kind="host"} 3)",
@@ -192,10 +195,12 @@ TEST(MetricsPrometheusText, ServesTheHandWorkedFigures) {
       "loom_preemptions_total 3",
       "loom_pauses_inside_steps_total 2",
       "loom_dumped_bytes_total 2048",
+      "loom_rebalances_total 2",
   };
   for (const auto& line : expected) EXPECT_TRUE(has_line(text, line)) << "missing: " << line << "\nin:\n" << text;
-  // Threads are a host-stage figure, bytes a copy-stage one.
-  EXPECT_EQ(lines_starting(text, "loom_stage_threads{").size(), 1u);
+  // Threads and the input queue are host-stage figures, bytes a copy-stage one.
+  for (const char* family : {"loom_stage_threads{", "loom_stage_queued_total{", "loom_stage_queue_wait_seconds_total{"})
+    EXPECT_EQ(lines_starting(text, family).size(), 1u) << family;
   EXPECT_EQ(lines_starting(text, "loom_copy_bytes_total{").size(), 1u);
 }
 

@@ -15,6 +15,9 @@ namespace {
 constexpr std::size_t kMinNameWidth = 14;
 constexpr int kBarWidth = 10;
 constexpr int kProgressWidth = 20;
+// A rate over less time than one refresh (the first tick after measuring starts) would be mostly
+// noise: "-" until then.
+constexpr double kMinRateSpanS = kLiveRefreshMs / 1000;
 
 std::string printf_text(const char* format, auto... values) {
   char text[256];
@@ -79,7 +82,7 @@ void LiveView::begin_run(std::string label) {
   label_ = std::move(label);
 }
 
-void LiveView::take(const ExecutorStats& stats, const LoadProgress& progress) {
+void LiveView::take_stats(const ExecutorStats& stats) {
   stages_ = stage_use(have_stats_ ? previous_ : ExecutorStats{}, stats);
   for (const auto& use : stages_) {
     auto& columns = timeline_[use.stage.name];
@@ -89,6 +92,9 @@ void LiveView::take(const ExecutorStats& stats, const LoadProgress& progress) {
   previous_ = stats;
   have_stats_ = true;
   uptime_s_ = stats.uptime_us / 1e6;
+}
+
+void LiveView::take_progress(const LoadProgress& progress) {
   warming_up_ = progress.warming_up;
   fraction_ = progress.fraction;
   measured_s_ = progress.measured_s;
@@ -115,7 +121,7 @@ double LiveView::rate_last_second(const ModelState& model) const {
   if (model.window.size() < 2) return -1;
   const auto& [from_s, from_count] = model.window.front();
   const auto& [to_s, to_count] = model.window.back();
-  return to_s > from_s ? (to_count - from_count) / (to_s - from_s) : -1;
+  return to_s - from_s >= kMinRateSpanS ? (to_count - from_count) / (to_s - from_s) : -1;
 }
 
 std::vector<std::string> LiveView::frame_lines() const {
@@ -162,8 +168,8 @@ std::vector<std::string> LiveView::frame_lines() const {
     const double last_second = rate_last_second(model);
     row += printf_text(" %8zu", model.completed);
     row += last_second >= 0 ? printf_text(" %10.1f", last_second) : printf_text(" %10s", "-");
-    row += measured_s_ > 0 ? printf_text(" %10.1f", static_cast<double>(model.completed) / measured_s_)
-                           : printf_text(" %10s", "-");
+    row += measured_s_ >= kMinRateSpanS ? printf_text(" %10.1f", static_cast<double>(model.completed) / measured_s_)
+                                        : printf_text(" %10s", "-");
     if (model.sorted_ms.empty())
       row += printf_text(" %9s %9s", "-", "-");
     else
@@ -220,20 +226,21 @@ std::string LiveView::draw() {
 }
 
 std::string LiveView::update(const ExecutorStats& stats, const LoadProgress& progress) {
-  take(stats, progress);
+  take_stats(stats);
+  take_progress(progress);
   if (terminal_) return draw();
   if (last_line_uptime_s_ >= 0 && uptime_s_ - last_line_uptime_s_ < 1.0) return {};
   last_line_uptime_s_ = uptime_s_;
   return summary_line() + "\n";
 }
 
-std::string LiveView::finish(const ExecutorStats& stats, const LoadResult& result) {
+std::string LiveView::finish(const LoadResult& result) {
   LoadProgress progress;
   progress.warming_up = false;
   progress.fraction = 1;
   progress.measured_s = result.measured_s;
   for (const auto& model : result.models) progress.completed.push_back(model.requests.size());
-  take(stats, progress);
+  take_progress(progress);
   // Every measured latency, those after the last tick included: the summary's figures.
   for (std::size_t i = 0; i < model_state_.size() && i < result.models.size(); ++i) {
     auto& sorted = model_state_[i].sorted_ms;

@@ -50,9 +50,10 @@ class LiveView {
   // One tick: takes in the snapshots and returns what to write to stderr (a frame, a line, or
   // nothing).
   std::string update(const ExecutorStats& stats, const LoadProgress& progress);
-  // The run is over: a last frame (or line) from the final stats, with throughput and
-  // percentiles over every measured request of `result`, as the summary reports them.
-  std::string finish(const ExecutorStats& stats, const LoadResult& result);
+  // The run is over: a last frame (or line), the stages as the last tick saw them (a full
+  // interval), throughput and percentiles over every measured request of `result`, as the
+  // summary reports them.
+  std::string finish(const LoadResult& result);
 
   // The current frame's lines, without escape codes.
   std::vector<std::string> frame_lines() const;
@@ -65,7 +66,8 @@ class LiveView {
     std::vector<double> sorted_ms;                 // every measured latency seen, ascending
     std::deque<std::pair<double, double>> window;  // (measured_s, completed) over the last second
   };
-  void take(const ExecutorStats& stats, const LoadProgress& progress);
+  void take_stats(const ExecutorStats& stats);
+  void take_progress(const LoadProgress& progress);
   std::string draw();
   double rate_last_second(const ModelState& model) const;
 

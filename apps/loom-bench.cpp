@@ -864,7 +864,7 @@ int run_bench(BenchOptions options) {
       throw;
     }
     bar.clear();
-    if (options.live) std::fputs(live.finish(executor->stats(), result).c_str(), stderr);
+    if (options.live) std::fputs(live.finish(result).c_str(), stderr);
     executor->shutdown();
     dispatch = dispatch_stats(executor->stats());
     if (options.compare) {

@@ -141,6 +141,13 @@ TEST(BenchLive, WarmUpIsLabelledAndShowsNoFiguresYet) {
   EXPECT_EQ(lines.back(), "m                     -          -          -         -         -");
 }
 
+TEST(BenchLive, RatesWaitForOneRefreshOfMeasurement) {
+  LiveView view({"m"}, true);
+  view.begin_run("fifo");
+  view.update(snapshot_a(), progress(0.01, 1, 0.004, {3}));  // one request 4 ms into measuring
+  EXPECT_EQ(view.frame_lines().back(), "m                     1          -          -     3.000     3.000");
+}
+
 TEST(BenchLive, PlainFallbackWritesOneLinePerSecondWithoutEscapes) {
   LiveView view({"m"}, false);
   view.begin_run("fifo");
@@ -169,8 +176,9 @@ TEST(BenchLive, FinishUsesEveryMeasuredLatencyOfTheResult) {
   result.measured_s = 2;
   result.models.push_back({"m", 0, {}});
   for (int i = 0; i < 4; ++i) result.models[0].requests.push_back({static_cast<std::size_t>(i), 0, 20.0 + i});
-  const std::string line = view.finish(snapshot_b(), result);
-  EXPECT_NE(line.find("fifo done 2.0 s 100%"), std::string::npos) << line;
+  const std::string line = view.finish(result);
+  // The stages as the last tick saw them: pre-process 0.2 busy over snapshot A's first second.
+  EXPECT_NE(line.find("fifo done 2.0 s 100% | busy over the last second: pre-process 20%,"), std::string::npos) << line;
   EXPECT_NE(line.find("m 4 done"), std::string::npos) << line;
   EXPECT_NE(line.find("p50 21.000 ms, p99 23.000 ms"), std::string::npos) << line;
 }

@@ -3,6 +3,7 @@
 #include "metrics/prometheus_text.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "metrics/exposition.hpp"
@@ -10,9 +11,10 @@
 namespace loom::metrics {
 namespace {
 
-// Divided by (not multiplied by 1e-6, which is inexact), so that whole microseconds give the
-// double nearest the decimal number of seconds: 500 µs is written 0.0005.
-double seconds(double us) { return us / 1e6; }
+// Seconds to the nanosecond (finer digits of summed host and event times are noise): whole
+// nanoseconds divided by 1e9 give the double nearest the decimal, which prints as such (500 µs:
+// 0.0005, not 0.0005000000000000001).
+double seconds(double us) { return std::round(us * 1000) / 1e9; }
 
 Labels stage_labels(const StageStats& stage) {
   return {{"stage", stage.name}, {"kind", std::string(stage_kind_name(stage.kind))}};

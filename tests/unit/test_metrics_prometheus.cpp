@@ -106,7 +106,7 @@ ExecutorStats hand_built_stats() {
   s.pool_allocations = 9;
   s.pool_reuses = 6;
   s.steps_dispatched = 12;
-  s.dispatch_host_us = 1500;
+  s.dispatch_host_us = 1500.0004;  // seconds are written to the nanosecond: 0.0015
   s.preemptions = 3;
   s.pauses_inside_steps = 2;
   s.bytes_dumped = 2048;

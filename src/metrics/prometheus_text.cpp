@@ -94,7 +94,7 @@ std::string prometheus_text(const ExecutorStats& s, const ExecutorIdentity& iden
            "Latency of completed requests, submit() to completion, per model.");
   for (const auto& model : s.models)
     w.histogram("loom_request_duration_seconds", {{"model", model.name}}, kLatencyBucketsSeconds, model.latency.counts,
-                model.latency.sum_seconds);
+                seconds(model.latency.sum_seconds * 1e6));
   w.family("loom_request_phase_seconds_total", counter,
            "Latency of completed requests split into phases (queue, h2d, compute, d2h, post), summed per model.");
   for (const auto& model : s.models) {

@@ -211,6 +211,9 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
               options.stages.pre_process_cost.empty()
                   ? ""
                   : (", --pre-process-cost=" + options.stages.pre_process_cost).c_str());
+  if (options.metrics_port > 0)
+    std::printf("Metrics:      http://%s:%d/metrics (Prometheus text; docs/metrics.md)\n",
+                options.metrics_address.c_str(), options.metrics_port);
   std::printf("Load:         %s\n", describe_load(options).c_str());
   std::printf("Warm-up:      %g ms (closed loop)\n", options.warmup_ms);
   if (open_loop(options))

@@ -113,7 +113,9 @@ struct ExecutorStats {
   std::vector<StageStats> stages;
   std::vector<ModelStats> models;             // in load order
   std::vector<RebalanceDecision> rebalances;  // oldest first (the last 256)
-  std::uint64_t thread_moves = 0;  // re-balancing decisions that moved or added a thread, every one
+  // The re-balancing decisions that moved or added a thread: all of them, where `rebalances`
+  // keeps the last 256 decisions, moves or not.
+  std::uint64_t thread_moves = 0;
 };
 
 }  // namespace loom

@@ -35,14 +35,14 @@ ExecutorStats snapshot_a() {
   return s;
 }
 ExecutorStats snapshot_b() {
-  ExecutorStats s;
+  ExecutorStats s = snapshot_a();
   s.uptime_us = 1'100'000;
-  s.stages = {
-      StageStats{
-          .name = "pre-process", .kind = StageKind::host, .threads = 1, .busy_us = 250'000, .max_queue_depth = 2},
-      StageStats{
-          .name = "stream:m", .kind = StageKind::device, .busy_us = 600'000, .queue_depth = 2, .max_queue_depth = 3},
-      StageStats{.name = "copy:h2d", .kind = StageKind::copy, .busy_us = 3'000, .max_queue_depth = 1}};
+  s.stages[0].busy_us = 250'000;
+  s.stages[0].max_queue_depth = 2;
+  s.stages[1].busy_us = 600'000;
+  s.stages[1].queue_depth = 2;
+  s.stages[2].busy_us = 3'000;
+  s.stages[2].max_queue_depth = 1;
   return s;
 }
 

@@ -164,8 +164,8 @@ class Client {
     try {
       executor_.submit(
           target_.model, std::move(inputs),
-          [this, measured, index, start](std::exception_ptr error, Outputs) {
-            complete(measured, index, start, std::move(error), RequestTimes{});
+          [this, measured, index, start](std::exception_ptr error, Outputs, const RequestTimes& times) {
+            complete(measured, index, start, std::move(error), times);
           },
           target_.options);
     } catch (...) {

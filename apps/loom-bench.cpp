@@ -28,6 +28,7 @@
 #include "bench_profile.hpp"
 #include "bench_report.hpp"
 #include "bench_runner.hpp"
+#include "bench_stages.hpp"
 #include "bench_stats.hpp"
 #include "bench_sweep.hpp"
 #include "cli_support.hpp"
@@ -93,6 +94,7 @@ struct BenchOptions {
   std::vector<std::string> stream_priorities;   // MODEL=N
   int persistent_grid_max_sms = 0;              // LoadOptions::persistent_grid_max_sms, every model
   std::vector<std::string> request_priorities;  // MODEL=urgent|normal|background
+  loom::bench::StageFlags stages;               // --stage-threads, --pre-process-cost, --stages, ...
   std::string command;                          // the command line, for the JSON report
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
@@ -208,6 +210,15 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   std::printf("Step costs:   %s\n", executor.profile_path() == "none"
                                         ? "roofline estimates (no device profile; see loom-profile)"
                                         : ("profile " + executor.profile_path()).c_str());
+  std::printf("Host stages:  %s%s\n",
+              options.stages.threads == "auto"
+                  ? ("auto (re-balanced every " + format("%g", options.stages.rebalance_interval_ms) + " ms, budget " +
+                     std::to_string(options.stages.thread_budget) + " threads)")
+                        .c_str()
+                  : options.stages.threads.c_str(),
+              options.stages.pre_process_cost.empty()
+                  ? ""
+                  : (", --pre-process-cost=" + options.stages.pre_process_cost).c_str());
   std::printf("Load:         %s\n", describe_load(options).c_str());
   std::printf("Warm-up:      %g ms (closed loop)%s\n", options.warmup_ms,
               options.concurrency_range.empty() && options.request_rate_range.empty() ? "" : ", before every point");
@@ -909,6 +920,7 @@ int run_bench(BenchOptions options) {
   executor_options.record_timeline = trace_file.is_open() || options.compare || profiling;
   executor_options.policy_options = options.policy_options;
   executor_options.cuda_graphs = options.cuda_graphs == "on";
+  loom::bench::apply_stage_flags(options.stages, executor_options);
   auto executor = std::make_unique<loom::Executor>(executor_options);
   if (options.fp16 && executor->backend_name() != "cuda")
     throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
@@ -1008,6 +1020,7 @@ int run_bench(BenchOptions options) {
       if (auto it = stream_priorities.find(name); it != stream_priorities.end())
         load.stream_priority = static_cast<int>(it->second);
       load.persistent_grid_max_sms = options.persistent_grid_max_sms;
+      load.pre_process = loom::bench::pre_process_cost(options.stages);
       executor->load(model, load);
       ModelReport report;
       report.name = name;
@@ -1087,12 +1100,13 @@ int run_bench(BenchOptions options) {
   }
 
   if (options.json) {
-    std::cout
-        << json_report(options, *executor, size_text, run, reports, total_qps, measured_s, recorded, dispatch).dump(2)
-        << std::endl;
+    auto doc = json_report(options, *executor, size_text, run, reports, total_qps, measured_s, recorded, dispatch);
+    doc["pipeline"] = loom::bench::stages_json(executor->stats());
+    std::cout << doc.dump(2) << std::endl;
   } else {
     print_summary(options, run, reports, total_qps, total_requests, measured_s, dispatch);
     if (recorded) print_utilization(utilization, options.models);
+    if (options.stages.print_stages) loom::bench::print_stages(executor->stats());
   }
   if (options.dump_profile) {
     // With --json stdout holds the document alone, so the table goes to stderr.
@@ -1394,6 +1408,7 @@ int main(int argc, char** argv) {
         ->type_name("N")
         ->capture_default_str();
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
+    loom::bench::add_stage_flags(app, options.stages);
     app.add_option("--seed", options.seed,
                    "Seed of the random request inputs and of the open loop's arrival times (model i uses seed + i)")
         ->type_name("N")

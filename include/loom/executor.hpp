@@ -86,9 +86,13 @@ struct ExecutorOptions {
   // below the starting counts, is Error(invalid_argument).
   StageThreadOptions stage_threads;
   // Time every Step and copy on the device (two timed events each) for the stage figures of
-  // stats() and each request's RequestTimes. Off: device stages report no busy time and a
-  // request's time is all counted as compute.
+  // stats() and each request's RequestTimes. Off (and record_timeline off too): device and copy
+  // stages report no busy time and a request's time is all counted as compute.
   bool stage_timing = true;
+  // NVTX: besides a range per request and per Step ("model/step"), one per op inside each Step
+  // ("model/node (Op)"), for Nsight. Host ranges around each kernel's launch: with CUDA graphs on, a
+  // replayed Step shows only its Step range (turn graphs off to see every op's launch).
+  bool nvtx_op_ranges = false;
 };
 
 // How Executor::load() prepares a model: its name and the optimize() options (shapes for

@@ -47,11 +47,12 @@ std::string_view stage_kind_name(StageKind kind) noexcept;  // "host", "device",
 struct StageStats {
   std::string name;
   StageKind kind = StageKind::host;
-  std::size_t threads = 0;     // host stages: threads serving it now; 0 for device and copy stages
-  std::uint64_t items = 0;     // requests handled (host), Steps run (device), copies made (copy)
-  double busy_us = 0;          // time spent on them (host: summed over the stage's threads)
-  double queue_wait_us = 0;    // summed time items waited in the stage's input queue
-  std::size_t queue_depth = 0;  // items waiting now (device: Steps launched and not yet finished)
+  std::size_t threads = 0;          // host stages: threads serving it now; 0 for device and copy stages
+  std::uint64_t items = 0;          // requests handled (host), Steps run (device), copies made (copy)
+  double busy_us = 0;               // time spent on them (host: summed over the stage's threads)
+  std::uint64_t queued = 0;         // items that passed through the stage's input queue (host stages)
+  double queue_wait_us = 0;         // summed time they waited in it
+  std::size_t queue_depth = 0;      // items waiting now (device: Steps launched and not yet finished)
   std::size_t max_queue_depth = 0;  // the most seen waiting at once
   std::uint64_t bytes = 0;          // copy stages: bytes moved
 };
@@ -72,7 +73,7 @@ struct ModelStats {
   std::string name;
   std::uint64_t requests_completed = 0;
   std::uint64_t requests_failed = 0;
-  std::uint64_t steps = 0;  // Steps run for its requests
+  std::uint64_t steps = 0;   // Steps run for its requests
   LatencyHistogram latency;  // completed requests, submit to completion
   RequestTimes time_sums;    // each phase summed over its completed requests
 };
@@ -80,11 +81,11 @@ struct ModelStats {
 // One move of a thread between the host stages by the automatic re-balancing
 // (StageThreadOptions::automatic), or one refusal to move, with the figures it was decided on.
 struct RebalanceDecision {
-  double at_us = 0;                 // since the executor started
-  std::string from, to;             // stage names; `from` empty when the budget had a thread to spare
-  std::size_t pre_threads = 0;      // the counts after the decision
+  double at_us = 0;             // since the executor started
+  std::string from, to;         // stage names; `from` empty when the budget had a thread to spare
+  std::size_t pre_threads = 0;  // the counts after the decision
   std::size_t post_threads = 0;
-  double pre_us_per_request = 0;    // measured busy time per request over the last interval
+  double pre_us_per_request = 0;  // measured busy time per request over the last interval
   double post_us_per_request = 0;
   std::string reason;
 };

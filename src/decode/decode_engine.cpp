@@ -15,6 +15,7 @@
 #include "backend/open_backend.hpp"
 #include "backend/decoder.hpp"
 #include "loom/decode.hpp"
+#include "trace/nvtx.hpp"
 
 namespace loom::decode {
 
@@ -265,6 +266,7 @@ struct DecodeEngine::Impl {
     DecodeMethod method = DecodeMethod::persistent;
     const volatile std::int32_t* pause_flag = nullptr;
     DecodeCallback done;
+    std::uint64_t nvtx_range = 0;  // the run's life in Nsight: from run() to its completion
     // Filled in by the dispatcher.
     StatusSlot status;
     std::unique_ptr<backend::Event> finished;
@@ -412,6 +414,7 @@ struct DecodeEngine::Impl {
   // completer waits for.
   void launch(Job& job) {
     Decoder& d = *job.decoder;
+    trace::ScopedRange range("launch " + d.info.name);
     try {
       ensure_scratch(d, d.device->scratch_bytes(job.args.batch, job.args.steps));
       job.status = take_status_slot();
@@ -486,6 +489,7 @@ struct DecodeEngine::Impl {
       }
     }
     return_status_slot(job.status);
+    trace::end_range(job.nvtx_range);
     try {
       job.done(job.error, result);
     } catch (...) {
@@ -627,7 +631,15 @@ void DecodeEngine::run(DecoderId id, const DecodeArgs& args, DecodeCallback done
   job.method = method;
   job.pause_flag = args.pause ? args.pause->impl_->flag->device_address() : nullptr;
   job.done = std::move(done);
-  impl_->submit(std::move(job));
+  job.nvtx_range = trace::start_range("decode " + d.info.name + " (" + std::string(method_name(method)) + ", " +
+                                      std::to_string(args.steps) + " steps)");
+  const std::uint64_t range = job.nvtx_range;
+  try {
+    impl_->submit(std::move(job));
+  } catch (...) {
+    trace::end_range(range);
+    throw;
+  }
 }
 
 std::future<DecodeResult> DecodeEngine::run(DecoderId id, const DecodeArgs& args, DecodeMethod method) {

@@ -25,17 +25,28 @@ class Executor::Impl::Dispatcher {
   void run() {
     for (;;) {
       if (!take_arrivals()) break;
-      if (live_.empty()) continue;
-      finish_stepless();
-      expire_late();
-      if (live_.empty()) continue;
-      if (!decide_who_may_run()) continue;
-      launch(pick());
+      // Busy from here to the launch's return: deciding, and on a backend whose launches run to
+      // completion, running the Step.
+      const auto busy_from = Clock::now();
+      run_round();
+      impl_.dispatcher_busy_ns += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - busy_from).count());
+      impl_.dispatcher_live = live_.size();
     }
+    impl_.dispatcher_live = 0;
     impl_.to_post.close();
   }
 
  private:
+  void run_round() {
+    if (live_.empty()) return;
+    finish_stepless();
+    expire_late();
+    if (live_.empty()) return;
+    if (!decide_who_may_run()) return;
+    launch(pick());
+  }
+
   static AcceleratorState empty_state(const Impl& impl) {
     AcceleratorState empty;
     empty.onchip_capacity_bytes = impl.device->onchip_bytes();
@@ -64,6 +75,7 @@ class Executor::Impl::Dispatcher {
 
   void arrive(RequestPtr request) {
     ++arrivals_;
+    impl_.dispatcher_live = live_.size() + 1;
     ++seen_[Impl::class_index(request->options.priority)];
     if (request->has_deadline()) ++with_deadline_;
     live_.push_back(std::move(request));
@@ -238,7 +250,10 @@ class Executor::Impl::Dispatcher {
       if (model.last_step_was_graph()) ++impl_.cuda_graph_steps;
       impl_.dispatch_host_ns += static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(launch_end - decision_start_).count());
-      if (completed) ++impl_.steps_dispatched;
+      if (completed) {
+        ++impl_.steps_dispatched;
+        ++request->counters->steps;
+      }
       if (recorder) recorder->end(model.stream(), completed ? -1 : request->cursor.iteration);
       if (first_launch && request->has_deadline()) --with_deadline_;
       if (completed) {
@@ -247,7 +262,7 @@ class Executor::Impl::Dispatcher {
       } else {
         impl_.pause(*request);  // inside the Step: it resumes from request->cursor
       }
-      bound_inflight(model.stream().record());
+      bound_inflight(model.stream().record(), *request->counters);
       if (request->next_step == model.plan().steps.size()) {
         request->finished = model.stream().record();
         finished = true;
@@ -271,21 +286,34 @@ class Executor::Impl::Dispatcher {
   // finished Steps leave the count wherever they are (one model's Step may finish before an
   // older one of another model); past max_inflight_steps the thread waits for the oldest
   // unfinished one. The simulator's GPU model applies the same rule (sim/simulator.cpp).
-  void bound_inflight(std::unique_ptr<backend::Event> launched) {
-    inflight_.push_back(std::move(launched));
-    const auto finished = [](const std::unique_ptr<backend::Event>& e) { return e->ready(); };
+  void bound_inflight(std::unique_ptr<backend::Event> launched, runtime::ModelCounters& counters) {
+    inflight_.push_back({std::move(launched), &counters});
+    const std::size_t depth = ++counters.inflight_steps;
+    if (depth > counters.max_inflight_steps) counters.max_inflight_steps = depth;
+    const auto finished = [](const InFlight& f) {
+      if (!f.event->ready()) return false;
+      --f.counters->inflight_steps;
+      return true;
+    };
     std::erase_if(inflight_, finished);
     while (impl_.policy->bounded() && inflight_.size() > impl_.options.max_inflight_steps) {
-      inflight_.front()->synchronize();
+      inflight_.front().event->synchronize();
+      --inflight_.front().counters->inflight_steps;
       inflight_.pop_front();
       std::erase_if(inflight_, finished);
     }
     if (inflight_.empty()) shadow_.idle_at(impl_.now_us());
   }
 
+  // A Step launched and not yet seen finished, and the model it counts for.
+  struct InFlight {
+    std::unique_ptr<backend::Event> event;
+    runtime::ModelCounters* counters;
+  };
+
   Impl& impl_;
   std::vector<RequestPtr> live_;  // in arrival order
-  std::deque<std::unique_ptr<backend::Event>> inflight_;
+  std::deque<InFlight> inflight_;
   std::vector<StepCandidate> candidates_;
   std::vector<sched::AdmissionView> views_;  // of live_, for the rules
   sched::Admission admission_;               // offered: the live_ index of each candidate

@@ -43,6 +43,32 @@ namespace loom {
 
 int cuda_device_count() noexcept { return backend::cuda_device_count(); }
 
+namespace {
+
+void check_stage_threads(const StageThreadOptions& t) {
+  const auto count = [](const char* stage, std::size_t n) {
+    if (n == 0)
+      throw Error(ErrorCode::invalid_argument,
+                  std::string("stage_threads.") + stage + " = 0: a host stage needs at least one thread");
+  };
+  count("pre_process", t.pre_process);
+  count("post_process", t.post_process);
+  if (!t.automatic) return;
+  if (t.thread_budget == 0)
+    throw Error(ErrorCode::invalid_argument,
+                "stage_threads.thread_budget = 0: the automatic re-balancing needs a budget of at least 2 threads "
+                "(one per host stage)");
+  if (t.thread_budget < t.pre_process + t.post_process)
+    throw Error(ErrorCode::invalid_argument, "stage_threads.thread_budget = " + std::to_string(t.thread_budget) +
+                                                 " is below the starting threads (pre_process " +
+                                                 std::to_string(t.pre_process) + " + post_process " +
+                                                 std::to_string(t.post_process) + ")");
+  if (!(t.rebalance_interval_ms > 0) || !std::isfinite(t.rebalance_interval_ms))
+    throw Error(ErrorCode::invalid_argument, "stage_threads.rebalance_interval_ms must be a finite time > 0");
+}
+
+}  // namespace
+
 const char* version() noexcept { return "0.1.0"; }
 
 Executor::Impl::Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks)
@@ -61,6 +87,7 @@ Executor::Impl::Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks
     throw Error(ErrorCode::invalid_argument, "compute_dtype must be f32 or f16");
   if (!(options.cancellation_interval_us >= 0) || !std::isfinite(options.cancellation_interval_us))
     throw Error(ErrorCode::invalid_argument, "cancellation_interval_us must be a finite time >= 0");
+  check_stage_threads(options.stage_threads);
   device_holder = backend::open_backend(options.device);
   device = device_holder.get();
   profile = profile::resolve_profile(options.profile, device->device_name());
@@ -69,13 +96,17 @@ Executor::Impl::Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks
                                             options.device + "' resolved to " + device->name());
   pool = std::make_unique<runtime::MemoryPool>(*device);
   budget = std::make_unique<runtime::ArenaBudget>(options.arena_memory_limit_bytes);
-  upload_stream = device->create_stream(0);
-  download_stream = device->create_stream(0);
   transfer_stream = device->create_stream(0);
-  if (options.record_timeline) timeline_clock = std::make_unique<trace::TimelineClock>(*upload_stream);
-  pre_thread = std::thread([this] { pre_process_loop(); });
-  exec_thread = std::thread([this] { execute_loop(); });
-  post_thread = std::thread([this] { post_process_loop(); });
+  if (options.record_timeline || options.stage_timing)
+    timeline_clock = std::make_unique<trace::TimelineClock>(*transfer_stream);
+  try {
+    start_host_stages();
+    exec_thread = std::thread([this] { execute_loop(); });
+    if (options.stage_threads.automatic) balancer_thread = std::thread([this] { balance_loop(); });
+  } catch (...) {
+    stop();  // the threads started so far leave with the queues closed
+    throw;
+  }
 }
 
 void Executor::Impl::stop() {
@@ -83,10 +114,20 @@ void Executor::Impl::stop() {
   if (stopped) return;
   stopped = true;
   accepting = false;
+  {
+    std::lock_guard balancer_lock(balancer_mutex);
+    balancer_stop = true;
+  }
+  balancer_wake.notify_all();
+  if (balancer_thread.joinable()) balancer_thread.join();
   to_pre.close();
-  if (pre_thread.joinable()) pre_thread.join();
-  if (exec_thread.joinable()) exec_thread.join();
-  if (post_thread.joinable()) post_thread.join();
+  if (pre_workers) pre_workers->join();
+  if (!pre_workers || pre_workers->threads() == 0) to_exec.close();  // no pre-process thread to close it
+  if (exec_thread.joinable())
+    exec_thread.join();
+  else
+    to_post.close();  // no dispatcher to close it
+  if (post_workers) post_workers->join();
 }
 
 runtime::LoadedModel& Executor::Impl::find(const std::string& name) const {
@@ -119,17 +160,28 @@ void Executor::Impl::check_inputs(const runtime::LoadedModel& model, const std::
   }
 }
 
-void Executor::Impl::enqueue(const std::string& name, std::vector<Tensor> inputs, Callback done,
+void Executor::Impl::enqueue(const std::string& name, std::vector<Tensor> inputs, TimedCallback done,
                              RequestOptions options) {
   if (!accepting) throw Error(ErrorCode::shutdown, "the executor is shut down; request for '" + name + "' refused");
   auto& model = find(name);
-  check_inputs(model, inputs);
+  const LoadOptions* load = nullptr;
+  runtime::ModelCounters* counters = nullptr;
+  {
+    std::shared_lock lock(models_mutex);
+    load = &load_options.at(name);
+    counters = model_counters.at(name).get();
+  }
+  // With a pre_process transform, the inputs are the application's: checked after it.
+  if (!load->pre_process) check_inputs(model, inputs);
   const int cls = static_cast<int>(class_index(options.priority));
   for (int top = top_class_submitted.load(); cls > top && !top_class_submitted.compare_exchange_weak(top, cls);) {
   }
   auto request = std::make_unique<Request>();
   request->id = next_id++;
   request->model = &model;
+  request->load = load;
+  request->counters = counters;
+  request->submitted_at = Clock::now();
   request->inputs = std::move(inputs);
   request->options = options;
   request->done = std::move(done);
@@ -182,6 +234,7 @@ void Executor::load(const Model& original, const LoadOptions& options) {
       options.persistent_grid_max_sms);
   loaded->apply_profile(impl_->profile);
   loaded->set_graphs_enabled(impl_->options.cuda_graphs);
+  loaded->set_op_ranges(impl_->options.nvtx_op_ranges);
   // Cancellation points from each Step's estimated time: its measured time when the profile has
   // one, else the roofline estimate max(compute, memory) (the two resources overlap).
   {
@@ -195,8 +248,14 @@ void Executor::load(const Model& original, const LoadOptions& options) {
     loaded->set_cancellation_points(sched::choose_cancellation_points(
         step_us, live_bytes, {impl_->options.cancellation_interval_us, impl_->options.cancellation_max_live_bytes}));
   }
-  if (!impl_->models.emplace(name, std::move(loaded)).second)
+  if (impl_->models.count(name))
     throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
+  auto counters = std::make_unique<runtime::ModelCounters>();
+  counters->finished.name = name;
+  impl_->model_counters.emplace(name, std::move(counters));
+  impl_->load_options.emplace(name, options);
+  impl_->load_order.push_back(name);
+  impl_->models.emplace(name, std::move(loaded));
 }
 
 std::vector<std::string> Executor::models() const {
@@ -213,7 +272,7 @@ std::future<Outputs> Executor::submit(const std::string& model, std::vector<Tens
   auto future = promise->get_future();
   impl_->enqueue(
       model, std::move(inputs),
-      [promise](std::exception_ptr error, Outputs outputs) {
+      [promise](std::exception_ptr error, Outputs outputs, const RequestTimes&) {
         if (error)
           promise->set_exception(error);
         else
@@ -224,6 +283,17 @@ std::future<Outputs> Executor::submit(const std::string& model, std::vector<Tens
 }
 
 void Executor::submit(const std::string& model, std::vector<Tensor> inputs, Callback done, RequestOptions options) {
+  if (!done) throw Error(ErrorCode::invalid_argument, "submit: the callback is empty");
+  impl_->enqueue(
+      model, std::move(inputs),
+      [done = std::move(done)](std::exception_ptr error, Outputs outputs, const RequestTimes&) {
+        done(std::move(error), std::move(outputs));
+      },
+      options);
+}
+
+void Executor::submit(const std::string& model, std::vector<Tensor> inputs, TimedCallback done,
+                      RequestOptions options) {
   if (!done) throw Error(ErrorCode::invalid_argument, "submit: the callback is empty");
   impl_->enqueue(model, std::move(inputs), std::move(done), options);
 }
@@ -253,6 +323,13 @@ ExecutorStats Executor::stats() const {
   s.bytes_dumped = impl_->bytes_dumped;
   s.requests_expired = impl_->requests_expired;
   s.cuda_graph_steps = impl_->cuda_graph_steps;
+  s.uptime_us = impl_->now_us();
+  s.stages = impl_->stage_stats();
+  s.models = impl_->model_stats();
+  {
+    std::lock_guard lock(impl_->figures_mutex);
+    s.rebalances.assign(impl_->rebalances.begin(), impl_->rebalances.end());
+  }
   return s;
 }
 

@@ -3,7 +3,9 @@
 //   stages.cpp     the pre-process and post-process stages (conversion, upload, download, completion)
 //   dispatcher.cpp the dispatcher loop: arrivals, deadlines, who may run, the policy's pick, launch
 //   preemption.cpp pausing (at boundaries and inside Steps), dumps, restores and memory for requests
-// Threads: each stage has its own; the dispatcher alone touches a request between the queues.
+//   stage_figures.cpp  what stats() reports of each stage and model; the host stages' re-balancing
+// Threads: pre- and post-process have one or more each (runtime/stage_workers.hpp), the dispatcher
+// one; a request is touched by one thread at a time, handed on through the queues.
 #pragma once
 
 #include <array>
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -28,6 +31,7 @@
 #include "runtime/executor_test_hooks.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
+#include "runtime/stage_workers.hpp"
 #include "sched/admission.hpp"
 #include "trace/request_recorder.hpp"
 
@@ -35,13 +39,37 @@ namespace loom::runtime {
 
 using Clock = std::chrono::steady_clock;
 
+// A loaded model's figures for stats(), kept beside it.
+struct ModelCounters {
+  std::atomic<std::size_t> inflight_steps{0};  // dispatcher: launched and not yet seen finished
+  std::atomic<std::size_t> max_inflight_steps{0};
+  std::atomic<std::uint64_t> steps{0};  // dispatcher: Steps run to their end
+  std::mutex mutex;                     // guards the rest: the post-process threads add to it
+  ModelStats finished;                  // requests, latency and phases (steps filled by stats())
+  double stream_busy_us = 0;            // its stream's Step time, from the timed events
+  std::uint64_t timed_steps = 0;
+};
+
+// A copy stage's figures (guarded by Executor::Impl::figures_mutex).
+struct CopyCounters {
+  std::uint64_t items = 0;
+  std::uint64_t bytes = 0;
+  double busy_us = 0;
+};
+
 // One submitted request, from submit() to its completion callback.
 struct Request {
   std::uint64_t id = 0;
   LoadedModel* model = nullptr;
   std::vector<Tensor> inputs;
   RequestOptions options;
-  Callback done;
+  TimedCallback done;
+  const LoadOptions* load = nullptr;  // its model's (the pre/post-process transforms)
+  ModelCounters* counters = nullptr;
+  Clock::time_point submitted_at;
+  // The stream its inputs were last uploaded on (a pre-process thread's, or the dispatcher's
+  // transfer stream): a failed request's arena waits for it.
+  backend::Stream* upload_stream = nullptr;
   PooledBuffer arena;   // empty while waiting for memory or dumped
   BudgetCharge charge;  // the arena's share of arena_memory_limit_bytes
   std::unique_ptr<backend::Event> inputs_ready;
@@ -92,15 +120,22 @@ struct Executor::Impl {
   std::shared_ptr<SchedulingPolicy> policy;  // the named one, or ExecutorOptions::custom_policy
   std::unique_ptr<runtime::MemoryPool> pool;
   std::unique_ptr<runtime::ArenaBudget> budget;
-  std::unique_ptr<backend::Stream> upload_stream, download_stream;
+  // One stream per pre-process thread (uploads) and per post-process thread (downloads), indexed
+  // by the worker; grown (never shrunk) before a worker starts, under workers_streams_mutex.
+  std::mutex worker_streams_mutex;
+  std::vector<std::unique_ptr<backend::Stream>> upload_streams, download_streams;
   // The dispatcher's own copies: uploads of requests it admits, dumps and restores.
   std::unique_ptr<backend::Stream> transfer_stream;
 
   mutable std::shared_mutex models_mutex;
   std::map<std::string, std::unique_ptr<runtime::LoadedModel>> models;
+  std::map<std::string, std::unique_ptr<runtime::ModelCounters>> model_counters;  // same keys
+  std::vector<std::string> load_order;
+  std::map<std::string, LoadOptions> load_options;  // pre/post-process transforms per model
 
   runtime::BoundedQueue<RequestPtr> to_pre, to_exec, to_post;
-  std::thread pre_thread, exec_thread, post_thread;
+  std::unique_ptr<runtime::StageWorkers<RequestPtr>> pre_workers, post_workers;
+  std::thread exec_thread;
   std::atomic<bool> accepting{true};
   std::mutex shutdown_mutex;
   bool stopped = false;
@@ -131,7 +166,19 @@ struct Executor::Impl {
   bool pre_process_done = false;   // guarded by running_mutex
   profile::ActiveProfile profile;  // resolved from options.profile at start
   Timeline timeline;
-  std::unique_ptr<trace::TimelineClock> timeline_clock;  // set when options.record_timeline
+  // Set when options.stage_timing or options.record_timeline: the device clock's epoch.
+  std::unique_ptr<trace::TimelineClock> timeline_clock;
+  // Stage figures (stage_figures.cpp).
+  std::atomic<std::uint64_t> dispatcher_busy_ns{0};
+  std::atomic<std::size_t> dispatcher_live{0};  // requests the dispatcher holds
+  mutable std::mutex figures_mutex;             // guards the copy stages and the decisions
+  runtime::CopyCounters h2d, d2h, transfer;
+  std::deque<RebalanceDecision> rebalances;
+  // The automatic re-balancing (StageThreadOptions::automatic).
+  std::thread balancer_thread;
+  std::mutex balancer_mutex;
+  std::condition_variable balancer_wake;
+  bool balancer_stop = false;
   Clock::time_point epoch = Clock::now();
 
   // executor.cpp
@@ -142,18 +189,28 @@ struct Executor::Impl {
   double trace_now_us() const { return timeline_clock->host_now_us(); }
   runtime::LoadedModel& find(const std::string& name) const;
   void check_inputs(const runtime::LoadedModel& model, const std::vector<Tensor>& inputs) const;
-  void enqueue(const std::string& name, std::vector<Tensor> inputs, Callback done, RequestOptions options);
+  void enqueue(const std::string& name, std::vector<Tensor> inputs, TimedCallback done, RequestOptions options);
 
   // stages.cpp
-  void pre_process_loop();
-  void post_process_loop();
+  void start_host_stages();
+  void pre_process(std::size_t worker, RequestPtr request);
+  void post_process(std::size_t worker, RequestPtr request);
+  void pre_process_finished();
+  void complete(Request& request, Outputs outputs);
   // Any stage may fail a request; completion always happens on the post-process thread.
   void fail(RequestPtr& request, std::exception_ptr error);
   bool expire_if_late(RequestPtr& request, Clock::time_point now);
   static std::uint64_t arena_charge(const runtime::LoadedModel& model);
   void handed_over_to_dispatcher(Priority priority);
   void upload_inputs(Request& request, backend::Stream& stream);
-  void release_failed_arena(Request& request);
+  void release_failed_arena(Request& request, backend::Stream& download);
+
+  // stage_figures.cpp
+  void add_figures(Request& request, const trace::RecordedRequest& recorded, const RequestTimes& times);
+  void add_transfer(std::uint64_t bytes, double busy_us);
+  std::vector<StageStats> stage_stats() const;
+  std::vector<ModelStats> model_stats() const;
+  void balance_loop();
 
   // dispatcher.cpp
   class Dispatcher;  // the loop's own state and steps

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "loom/error.hpp"
 #include "profile/fingerprint.hpp"
+#include "trace/nvtx.hpp"
 
 namespace loom::runtime {
 
@@ -90,6 +92,10 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   info_.inputs = plan_.model.inputs;
   info_.outputs = plan_.output_infos;
   for (const auto& st : plan_.steps) step_labels_.push_back(name_ + "/" + st.name);
+  for (int id : plan_.output_ids) {
+    const auto& value = plan_.values[static_cast<std::size_t>(id)];
+    output_bytes_ += static_cast<std::uint64_t>(value.shape.numel()) * dtype_size(value.dtype);
+  }
   info_.weight_bytes = plan_.weight_bytes;
   info_.activation_bytes = request_arena_bytes_;
   info_.resume_bytes = request_arena_bytes_ - plan_.arena_bytes;
@@ -247,6 +253,8 @@ bool LoadedModel::launch_step_from(std::size_t step, void* arena, StepCursor& cu
     for (int id : pn.inputs) inputs.push_back(address(id, arena));
     for (int id : pn.outputs) outputs.push_back(address(id, arena));
     auto& kernel = *kernels_[n];
+    std::optional<trace::ScopedRange> op_range;
+    if (!op_labels_.empty()) op_range.emplace(op_labels_[n]);
     const std::int32_t start = k == cursor.node ? cursor.iteration : 0;
     if (!kernel.resumable() || (pause == nullptr && start == 0)) {
       kernel.run(inputs, outputs, workspace_.get(), *stream_);
@@ -272,6 +280,15 @@ bool LoadedModel::launch_step_from(std::size_t step, void* arena, StepCursor& cu
   }
   cursor = {};
   return true;
+}
+
+void LoadedModel::set_op_ranges(bool enabled) {
+  op_labels_.clear();
+  if (!enabled) return;
+  for (const auto& pn : plan_.nodes) {
+    const Node& node = plan_.model.nodes[pn.node_index];
+    op_labels_.push_back(name_ + "/" + node.name + " (" + node.op_type + ")");
+  }
 }
 
 void LoadedModel::launch_step(std::size_t step, void* arena) {

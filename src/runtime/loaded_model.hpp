@@ -77,6 +77,10 @@ class LoadedModel {
   // Whether the last run_step() launched the Step as a graph (replayed or freshly captured).
   bool last_step_was_graph() const noexcept { return last_step_was_graph_; }
 
+  // NVTX ranges per op inside each Step (ExecutorOptions::nvtx_op_ranges), "model/node (Op)".
+  // Call between Steps, not during one.
+  void set_op_ranges(bool enabled);
+
   // Graph capture of Steps (ExecutorOptions::cuda_graphs): on by default where the backend
   // supports graphs; turning it off frees the graphs held. Call between Steps, not during one.
   void set_graphs_enabled(bool enabled);
@@ -95,6 +99,7 @@ class LoadedModel {
   //     (Step::live_after, live_bytes_after(step) bytes, packed in that order) to and from `host`.
   void upload_inputs(void* arena, const std::vector<Tensor>& inputs, backend::Stream& stream) const;
   std::vector<Tensor> download_outputs(void* arena, backend::Stream& stream) const;
+  std::uint64_t output_bytes() const noexcept { return output_bytes_; }  // what download_outputs copies
   std::uint64_t live_bytes_after(std::size_t step) const { return plan_.steps.at(step).info.live_bytes_after; }
   void dump_live(std::size_t step, void* arena, std::byte* host, backend::Stream& stream) const;
   void restore_live(std::size_t step, void* arena, const std::byte* host, backend::Stream& stream) const;
@@ -110,7 +115,9 @@ class LoadedModel {
   PooledBuffer workspace_;
   std::unique_ptr<backend::Stream> stream_;
   std::vector<std::string> step_labels_;
+  std::vector<std::string> op_labels_;  // per planned node while op ranges are on; else empty
   std::uint64_t request_arena_bytes_ = 0;
+  std::uint64_t output_bytes_ = 0;
   std::uint64_t progress_offset_ = 0;  // in the arena: backend::ResumeProgress
   std::uint64_t resume_state_offset_ = 0;
   bool graphs_supported_ = false;

@@ -98,6 +98,7 @@ bool Executor::Impl::run_next_step(Request& request, Priority top, const ClassCo
 
 // Copies a paused request's live bytes to host memory and gives its arena back.
 void Executor::Impl::dump(Request& request) {
+  const auto host_start = Clock::now();
   const double start = timeline_clock ? trace_now_us() : 0;
   auto& model = *request.model;
   const std::size_t boundary = request.next_step - 1;
@@ -113,18 +114,22 @@ void Executor::Impl::dump(Request& request) {
   request.charge.reset();
   request.dumped = true;
   bytes_dumped += total;
+  add_transfer(total, std::chrono::duration<double, std::micro>(Clock::now() - host_start).count());
   if (request.recorder) request.recorder->preempted("dump", start, trace_now_us() - start, boundary, total);
 }
 
 // Copies a dumped request's live bytes into its new arena, at the offsets they came from,
 // ordered before its next Step.
 void Executor::Impl::restore(Request& request) {
+  const auto host_start = Clock::now();
   const double start = timeline_clock ? trace_now_us() : 0;
   auto& model = *request.model;
   const std::size_t boundary = request.next_step - 1;
   model.restore_live(boundary, request.arena.get(), request.dump.data(), *transfer_stream);
   model.stream().wait(*transfer_stream->record());
   request.dumped = false;
+  add_transfer(model.live_bytes_after(boundary),
+               std::chrono::duration<double, std::micro>(Clock::now() - host_start).count());
   if (request.recorder)
     request.recorder->preempted("restore", start, trace_now_us() - start, boundary, model.live_bytes_after(boundary));
 }

@@ -1,4 +1,5 @@
-// Timed events of one request → TraceEvents on the executor's timeline.
+// Timed events of one request → its RequestTimes, its device figures and TraceEvents on the
+// executor's timeline.
 #include "trace/request_recorder.hpp"
 
 #include <algorithm>
@@ -24,8 +25,8 @@ double TimelineClock::device_us(backend::Event& event) const {
 RequestRecorder::RequestRecorder(std::uint64_t request, std::string model, double submitted_us)
     : request_(request), model_(std::move(model)), submitted_us_(submitted_us) {}
 
-void RequestRecorder::begin(Span kind, backend::Stream& stream, std::size_t step) {
-  spans_.push_back({kind, step, stream.record_timed(), nullptr});
+void RequestRecorder::begin(Span kind, backend::Stream& stream, std::size_t step, std::uint64_t bytes) {
+  spans_.push_back({kind, step, bytes, stream.record_timed(), nullptr});
 }
 
 void RequestRecorder::end(backend::Stream& stream, std::int64_t paused_at_iteration) {
@@ -53,11 +54,13 @@ TraceEvent RequestRecorder::span_event(const PendingSpan& span, const std::vecto
       event.name = "H2D " + tag;
       event.category = "copy";
       event.track = "stream:upload";
+      event.args["bytes"] = std::to_string(span.bytes);
       break;
     case Span::download:
       event.name = "D2H " + tag;
       event.category = "copy";
       event.track = "stream:download";
+      event.args["bytes"] = std::to_string(span.bytes);
       break;
     case Span::step: {
       const bool known = span.step < steps.size();
@@ -76,25 +79,69 @@ TraceEvent RequestRecorder::span_event(const PendingSpan& span, const std::vecto
   return event;
 }
 
-void RequestRecorder::complete(const TimelineClock& clock, const std::vector<StepInfo>& steps, double completed_us,
-                               bool failed, Timeline& timeline) noexcept {
-  const std::string tag = model_ + "#" + std::to_string(request_);
-  std::size_t steps_run = 0;
+RecordedRequest RequestRecorder::complete(const TimelineClock& clock, const std::vector<StepInfo>& steps,
+                                          double completed_us, bool failed, Timeline* timeline) noexcept {
+  RecordedRequest out;
+  RequestTimes& t = out.times;
+  t.total_us = std::max(0.0, completed_us - submitted_us_);
+  // Where the request's device work began and ended, on the host clock.
+  double first_step_start = -1, last_step_end = -1;
   for (auto& span : spans_) {
     if (!span.end) continue;  // the work between failed before its end was recorded
     try {
-      TraceEvent event = span_event(span, steps);
-      event.start_us = clock.device_us(*span.start);
+      const double start_us = clock.device_us(*span.start);
       // From the start event rather than the epoch: CUDA's float milliseconds keep sub-µs
       // resolution only over short intervals.
       span.end->synchronize();
-      event.duration_us = std::max(0.0, span.end->microseconds_since(*span.start));
-      if (span.kind == Span::step && span.paused_at_iteration < 0) ++steps_run;  // a paused part is not a Step
-      timeline.add(std::move(event));
+      const double duration_us = std::max(0.0, span.end->microseconds_since(*span.start));
+      switch (span.kind) {
+        case Span::upload:
+          t.h2d_us += duration_us;
+          t.h2d_bytes += span.bytes;
+          ++out.uploads;
+          break;
+        case Span::download:
+          t.d2h_us += duration_us;
+          t.d2h_bytes += span.bytes;
+          ++out.downloads;
+          break;
+        case Span::step:
+          out.steps_busy_us += duration_us;
+          if (span.paused_at_iteration < 0) ++out.steps_run;  // a paused part is not a Step
+          if (first_step_start < 0) first_step_start = start_us;
+          last_step_end = std::max(last_step_end, start_us + duration_us);
+          break;
+      }
+      if (timeline) {
+        TraceEvent event = span_event(span, steps);
+        event.start_us = start_us;
+        event.duration_us = duration_us;
+        timeline->add(std::move(event));
+      }
     } catch (...) {
       // A span that cannot be timed is left out; the request's own outcome is reported elsewhere.
     }
   }
+  // The phases partition [submit, completion]: compute from the first Step's start to the last
+  // one's end, post from there on less the output copy, queue the rest less the input copy. The
+  // device clock maps onto the host's within a few µs, so each is kept within the whole.
+  if (first_step_start >= 0) {
+    t.compute_us = std::clamp(last_step_end - first_step_start, 0.0, t.total_us);
+    t.post_us = std::clamp(completed_us - last_step_end - t.d2h_us, 0.0, t.total_us);
+  } else {
+    t.post_us = std::max(0.0, t.total_us - t.h2d_us - t.d2h_us);  // no Step ran (none, or it failed first)
+  }
+  t.queue_us = std::max(0.0, t.total_us - t.h2d_us - t.compute_us - t.d2h_us - t.post_us);
+  if (timeline) add_host_events(steps, completed_us, failed, out.steps_run, *timeline);
+  spans_.clear();
+  picks_.clear();
+  preemptions_.clear();
+  return out;
+}
+
+void RequestRecorder::add_host_events(const std::vector<StepInfo>& steps, double completed_us, bool failed,
+                                      std::size_t steps_run, Timeline& timeline) const {
+  const std::string tag = model_ + "#" + std::to_string(request_);
   try {
     for (const auto& pick : picks_) {
       TraceEvent event;
@@ -139,9 +186,6 @@ void RequestRecorder::complete(const TimelineClock& clock, const std::vector<Ste
   } catch (...) {
     // Out of memory while recording: the timeline misses this request, the pipeline carries on.
   }
-  spans_.clear();
-  picks_.clear();
-  preemptions_.clear();
 }
 
 }  // namespace loom::trace

@@ -1,6 +1,7 @@
-// How the executor fills its timeline: each request gathers timed events around its copies and
-// Steps, and the dispatcher's picks, while it moves through the pipeline; when it completes, the
-// post-process thread turns them into TraceEvents. The dispatcher therefore never waits on timing.
+// How the executor times a request: it gathers timed events around its copies and Steps, and the
+// dispatcher's picks, while it moves through the pipeline; when it completes, the post-process
+// thread turns them into the request's RequestTimes, the device stages' busy time and (when a
+// timeline is recorded) TraceEvents. The dispatcher therefore never waits on timing.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 
 #include "backend/backend.hpp"
 #include "loom/model_info.hpp"
+#include "loom/stats.hpp"
 #include "loom/trace.hpp"
 
 namespace loom::trace {
@@ -33,8 +35,17 @@ class TimelineClock {
   std::unique_ptr<backend::Event> epoch_;
 };
 
-// One request's part of the timeline. Created at submit when recording; used by one pipeline stage
-// at a time, so it needs no lock.
+// What one request's timed events came to.
+struct RecordedRequest {
+  RequestTimes times;
+  double steps_busy_us = 0;     // its Steps' time on its model's stream (parts of paused Steps included)
+  std::uint64_t steps_run = 0;  // Steps that ran to their end
+  std::uint64_t uploads = 0;    // input copies (a request that gave its arena back uploads again)
+  std::uint64_t downloads = 0;
+};
+
+// One request's timed events. Created at submit when timing; used by one pipeline stage at a time,
+// so it needs no lock.
 class RequestRecorder {
  public:
   enum class Span { upload, step, download };
@@ -42,7 +53,8 @@ class RequestRecorder {
   RequestRecorder(std::uint64_t request, std::string model, double submitted_us);
 
   // Brackets device work enqueued on `stream` with two timed events (recorded now, resolved later).
-  void begin(Span kind, backend::Stream& stream, std::size_t step = 0);
+  // `bytes`: what a copy moves (carried on its trace event).
+  void begin(Span kind, backend::Stream& stream, std::size_t step = 0, std::uint64_t bytes = 0);
   // `paused_at_iteration` >= 0: the Step span ends in a pause inside the Step, before that
   // iteration (its event carries the iteration; the rest of the Step is another span).
   void end(backend::Stream& stream, std::int64_t paused_at_iteration = -1);
@@ -55,17 +67,19 @@ class RequestRecorder {
   void preempted(const char* action, double at_us, double duration_us, std::size_t step, std::uint64_t bytes,
                  std::int64_t iteration = -1);
 
-  // Adds the request's events to `timeline`: its copies and Steps (waiting for their events,
-  // which the post-process thread has normally passed already), its picks, and its life from
-  // submit to `completed_us`. `steps` names the model's Steps. A span whose events cannot be
-  // read (a failed request, a broken device) is left out; never throws.
-  void complete(const TimelineClock& clock, const std::vector<StepInfo>& steps, double completed_us, bool failed,
-                Timeline& timeline) noexcept;
+  // Resolves the request's events (waiting for them; the post-process thread has normally passed
+  // them already) into its RequestTimes from submit to `completed_us` and its device figures, and,
+  // when `timeline` is given, adds its copies, Steps, picks and its life to it. `steps` names the
+  // model's Steps. A span whose events cannot be read (a failed request, a broken device) is left
+  // out; never throws.
+  RecordedRequest complete(const TimelineClock& clock, const std::vector<StepInfo>& steps, double completed_us,
+                           bool failed, Timeline* timeline) noexcept;
 
  private:
   struct PendingSpan {
     Span kind;
     std::size_t step;
+    std::uint64_t bytes;
     std::unique_ptr<backend::Event> start, end;
     std::int64_t paused_at_iteration = -1;
   };
@@ -82,6 +96,8 @@ class RequestRecorder {
   };
 
   TraceEvent span_event(const PendingSpan& span, const std::vector<StepInfo>& steps) const;
+  void add_host_events(const std::vector<StepInfo>& steps, double completed_us, bool failed, std::size_t steps_run,
+                       Timeline& timeline) const;
 
   std::uint64_t request_;
   std::string model_;

@@ -58,8 +58,9 @@ loom_layer(sched PATHS src/sched/ include/loom/policy.hpp USES api)
 loom_layer(trace PATHS src/trace/ include/loom/trace.hpp USES backend)  # timed events of the seam
 loom_layer(profile PATHS src/profile/ include/loom/profile.hpp USES plan backend)
 loom_layer(sim PATHS src/sim/ include/loom/sim.hpp USES plan sched trace)
-# The DecodeEngine reaches each backend's decoder loops through the seam's registry only.
-loom_layer(decode PATHS src/decode/ include/loom/decode.hpp USES backend)
+# The DecodeEngine reaches each backend's decoder loops through the seam's registry only; its runs
+# are NVTX ranges (trace).
+loom_layer(decode PATHS src/decode/ include/loom/decode.hpp USES backend trace)
 # The runtime talks to the backend seam only, never to backend-cpu or backend-cuda.
 loom_layer(runtime PATHS src/runtime/ include/loom/executor.hpp USES plan backend sched trace profile)
 loom_layer(profiler PATHS src/profiler/ USES runtime profile)  # loads models as the runtime does

@@ -368,7 +368,11 @@ nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Exec
   nlohmann::ordered_json doc = report_head(options, executor, size);
   if (run.windowed) doc["stability"] = loom::bench::stability_json(run, options.stability);
   doc["models"] = nlohmann::ordered_json::array();
-  for (const auto& report : reports) doc["models"].push_back(loom::bench::model_json(report, options.percentiles));
+  for (const auto& report : reports) {
+    nlohmann::ordered_json model = loom::bench::model_json(report, options.percentiles);
+    model["steps"] = report.info.steps.size();
+    doc["models"].push_back(std::move(model));
+  }
   doc["throughput_qps"] = rounded(total_qps, 3);
   doc["duration_s"] = rounded(measured_s, 6);
   doc["cuda_graphs"] = options.cuda_graphs == "on";
@@ -1189,6 +1193,25 @@ Comparing policies (--compare):
 
 Defaults are shown after '='.
 
+What trtexec and perf_analyzer users look for:
+  Latency breakdown: each model's summary (and its JSON "phases_ms") splits the executor's submit ->
+    completion into queue wait, H2D, compute, D2H and post (loom::RequestTimes), each with min, max,
+    mean, median and the percentiles; the phase means add up to the executor's mean.
+  --dumpProfile / --exportProfile=FILE: per model, per Step of the measured phase: count, total,
+    average and median time, share of the model's Step time (trtexec's JSON layout; a timeline is
+    recorded).
+  --loadInputs=[MODEL/]INPUT:FILE: .npy or TensorProto request inputs, checked against the input's
+    dtype and shape (an ONNX input's symbolic dims take the file's); a bare INPUT must belong to one
+    running model. --exportOutput=FILE: each model run once more on its inputs after the measured
+    run, its outputs as JSON (trtexec's layout).
+  --concurrency-range=A:B:STEP / --request-rate-range=A:B:STEP: one measured point per value on the
+    same Executor, each after its own warm-up; a table row per point and model (and an "all" row);
+    --csv=FILE writes the points perf_analyzer style (times in us; also for a single run).
+  --measurement-interval=MS: windows of MS until the last 3 agree, every model's throughput and p50
+    within --stability-percentage (10) of their mean, at most --max-trials (10) windows; the figures
+    are the last 3 windows'. Not stable by then: a warning on stderr, "stable": false in the JSON,
+    exit status 0. Sweeps stabilise every point.
+
 Examples:
   loom-bench                                  all three models, device auto
   loom-bench --device=cpu --iterations=3      quick CPU run
@@ -1201,7 +1224,10 @@ Examples:
   loom-bench --exportTrace=trace.json         timeline of the measured phase, busy % per stream
   loom-bench --onnx=yolov8n.onnx --shapes=images:1x3x640x640
   loom-bench --onnx=minilm.onnx --dims=sequence_length=128 --input-range=input_ids:0,30522 --batch=8
-  loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once)";
+  loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once
+  loom-bench --onnx=yolo.onnx --loadInputs=images:img.npy --exportOutput=out.json --dumpProfile
+  loom-bench --concurrency-range=1:4 --measurement-interval=1000 --csv=sweep.csv
+  loom-bench --models=lstm --request-rate-range=100:400:100 --json)";
 
 }  // namespace
 

@@ -174,4 +174,33 @@ TEST(BenchSweepTable, OneLinePerModelAndPointAndAnAllLine) {
   for (const auto& row : rows) EXPECT_EQ(row.size(), header[0].size()) << row;
 }
 
+TEST(BenchStability, AnUnstableRunSaysSoInTextAndJson) {
+  loom::bench::MeasuredRun run;
+  run.windowed = true;
+  run.stable = false;
+  run.all.models.push_back({"net", 0, {}});
+  for (double qps : {100.0, 150.0, 90.0, 160.0}) {
+    WindowFigures w = window({qps}, {qps / 10});
+    run.windows.push_back(w);
+  }
+  run.reported.windows = 3;
+  const loom::bench::StabilityOptions options{200, 10, 4};
+  const auto lines = loom::bench::stability_lines(run, options);
+  ASSERT_EQ(lines.size(), 1u + 4);
+  EXPECT_EQ(lines[0].rfind("NOT STABLE after 4 window(s) of 200 ms (--max-trials=4)", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("over the last 3 windows anyway"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[4], "  window 4: net 160.00 qps p50 16.000 ms");
+  const auto json = loom::bench::stability_json(run, options);
+  EXPECT_EQ(json["stable"], false);
+  EXPECT_EQ(json["windows_measured"], 4);
+  EXPECT_EQ(json["reported_windows"], 3);
+  EXPECT_EQ(json["windows"][1]["models"][0]["name"], "net");
+  EXPECT_EQ(json["windows"][1]["models"][0]["qps"], 150.0);
+
+  run.stable = true;
+  EXPECT_EQ(loom::bench::stability_lines(run, options)[0].rfind("Stable after 4 window(s)", 0), 0u);
+  EXPECT_TRUE(loom::bench::stability_json(loom::bench::MeasuredRun{}, options).is_null());
+  EXPECT_TRUE(loom::bench::stability_lines(loom::bench::MeasuredRun{}, options).empty());
+}
+
 }  // namespace

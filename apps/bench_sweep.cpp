@@ -294,14 +294,15 @@ std::vector<std::string> stability_lines(const MeasuredRun& run, const Stability
   if (!run.windowed) return lines;
   const std::string windows =
       std::to_string(run.windows.size()) + " window(s) of " + format("%g", stability.window_ms) + " ms";
-  const std::string criterion = "throughput and p50 of every model within " + format("%g", stability.percentage) +
-                                "% of their mean over the last " + std::to_string(kStableWindows);
+  const std::string last = "the last " + std::to_string(kStableWindows);
+  const std::string criterion =
+      " within " + format("%g", stability.percentage) + "% (every model's throughput and p50 against their mean)";
   if (run.stable)
-    lines.push_back("Stable after " + windows + ": " + criterion + "; the figures are over those " +
-                    std::to_string(run.reported.windows) + " windows.");
+    lines.push_back("Stable after " + windows + ": " + last + " agree" + criterion + "; the figures are theirs.");
   else
     lines.push_back("NOT STABLE after " + windows + " (--max-trials=" + std::to_string(stability.max_trials) +
-                    "): not " + criterion + "; the figures are over the last " + std::to_string(run.reported.windows) +
+                    "): " + last + " do not agree" + criterion + "; the figures are over the last " +
+                    std::to_string(run.reported.windows) +
                     " windows anyway. A longer --measurement-interval or a larger --stability-percentage may help.");
   for (std::size_t k = 0; k < run.windows.size(); ++k) {
     std::string line = "  window " + std::to_string(k + 1) + ":";

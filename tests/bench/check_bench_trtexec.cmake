@@ -12,11 +12,7 @@
 #            run that stopped early was stable.
 cmake_minimum_required(VERSION 3.25)  # string(JSON)
 
-function(require condition_text)
-  if(NOT (${ARGN}))
-    message(FATAL_ERROR "check failed: ${condition_text}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/require.cmake)
 
 # Runs `command...`; sets <prefix>_rc, <prefix>_out and <prefix>_err. Every run has a timeout.
 function(run prefix)

@@ -188,6 +188,7 @@ TEST(BenchStability, AnUnstableRunSaysSoInTextAndJson) {
   const auto lines = loom::bench::stability_lines(run, options);
   ASSERT_EQ(lines.size(), 1u + 4);
   EXPECT_EQ(lines[0].rfind("NOT STABLE after 4 window(s) of 200 ms (--max-trials=4)", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("the last 3 do not agree within 10%"), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find("over the last 3 windows anyway"), std::string::npos) << lines[0];
   EXPECT_EQ(lines[4], "  window 4: net 160.00 qps p50 16.000 ms");
   const auto json = loom::bench::stability_json(run, options);
@@ -198,7 +199,9 @@ TEST(BenchStability, AnUnstableRunSaysSoInTextAndJson) {
   EXPECT_EQ(json["windows"][1]["models"][0]["qps"], 150.0);
 
   run.stable = true;
-  EXPECT_EQ(loom::bench::stability_lines(run, options)[0].rfind("Stable after 4 window(s)", 0), 0u);
+  EXPECT_EQ(
+      loom::bench::stability_lines(run, options)[0].rfind("Stable after 4 window(s) of 200 ms: the last 3 agree", 0),
+      0u);
   EXPECT_TRUE(loom::bench::stability_json(loom::bench::MeasuredRun{}, options).is_null());
   EXPECT_TRUE(loom::bench::stability_lines(loom::bench::MeasuredRun{}, options).empty());
 }

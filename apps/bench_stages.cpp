@@ -131,15 +131,20 @@ void print_stages(const ExecutorStats& stats) {
   std::printf("  %-22s %-6s %7s %9s %7s %12s %9s %12s\n", "stage", "kind", "threads", "items", "busy", "queue wait",
               "max queue", "bytes");
   for (const auto& s : stats.stages) {
+    const bool host = s.kind == StageKind::host;
     const double threads = static_cast<double>(std::max<std::size_t>(s.threads, 1));
     const double busy = stats.uptime_us > 0 ? s.busy_us / (stats.uptime_us * threads) : 0;
-    const double wait = s.queued > 0 ? s.queue_wait_us / static_cast<double>(s.queued) : 0;
-    std::printf("  %-22s %-6s %7s %9llu %6.1f%% %9.1f us %9zu %12s\n", s.name.c_str(),
-                std::string(stage_kind_name(s.kind)).c_str(),
-                s.kind == StageKind::host ? std::to_string(s.threads).c_str() : "-",
-                static_cast<unsigned long long>(s.items), busy * 100, wait, s.max_queue_depth,
+    const std::string wait =
+        host ? cli::format("%.1f us", s.queued > 0 ? s.queue_wait_us / static_cast<double>(s.queued) : 0) : "-";
+    std::printf("  %-22s %-6s %7s %9llu %6.1f%% %12s %9s %12s\n", s.name.c_str(),
+                std::string(stage_kind_name(s.kind)).c_str(), host ? std::to_string(s.threads).c_str() : "-",
+                static_cast<unsigned long long>(s.items), busy * 100, wait.c_str(),
+                s.kind == StageKind::copy ? "-" : std::to_string(s.max_queue_depth).c_str(),
                 s.kind == StageKind::copy ? std::to_string(s.bytes).c_str() : "-");
   }
+  std::printf(
+      "  (queue wait: mean time a request waited for the stage; max queue: most waiting at once, on a device\n"
+      "   stream its Steps launched and not yet finished)\n");
   if (stats.rebalances.empty()) return;
   std::printf("Re-balancing decisions:\n");
   for (const auto& d : stats.rebalances)

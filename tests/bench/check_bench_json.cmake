@@ -1,8 +1,11 @@
 # Runs loom-bench on the CPU with --json and checks the document's structure (not its timings).
-#   cmake -DLOOM_BENCH=<path to loom-bench> -DMODE=compare|open -P check_bench_json.cmake
+#   cmake -DLOOM_BENCH=<path to loom-bench> -DMODE=compare|open|stages -P check_bench_json.cmake
 # compare: `--compare --iterations 3` has one entry per policy of --list-policies, in that order,
 #          each with every model, at least 3 requests per model and sane figures.
 # open:    `--arrival-rate=200 --iterations=5` reports mode "open" and exactly 5 requests per model.
+# stages:  `--stage-threads=pre-process=2,post-process=3` reports every pipeline stage with those
+#          threads and counts that cover the requests; bad --stage-threads/--thread-budget exit 2
+#          naming the mistake.
 cmake_minimum_required(VERSION 3.25)  # IN_LIST and string(JSON)
 
 function(run_bench out_var)
@@ -66,6 +69,52 @@ elseif(MODE STREQUAL "open")
     require("model ${m}: exactly 5 requests, not ${requests}" requests EQUAL 5)
   endforeach()
   message(STATUS "loom-bench --arrival-rate: open loop checked")
+elseif(MODE STREQUAL "stages")
+  run_bench(doc ${common} --iterations=4 --stage-threads=pre-process=2,post-process=3 --pre-process-cost=200:sleep)
+  set(requests 0)
+  foreach(m RANGE 2)
+    string(JSON n GET "${doc}" models ${m} requests)
+    math(EXPR requests "${requests} + ${n}")
+  endforeach()
+  string(JSON stage_count LENGTH "${doc}" pipeline stages)
+  # pre-process, dispatcher, post-process, one stream per model, three copy stages
+  require("9 stages, not ${stage_count}" stage_count EQUAL 9)
+  math(EXPR last "${stage_count} - 1")
+  foreach(i RANGE ${last})
+    string(JSON name GET "${doc}" pipeline stages ${i} name)
+    string(JSON threads GET "${doc}" pipeline stages ${i} threads)
+    string(JSON items GET "${doc}" pipeline stages ${i} items)
+    string(JSON busy GET "${doc}" pipeline stages ${i} busy_us)
+    string(JSON bytes GET "${doc}" pipeline stages ${i} bytes)
+    if(name STREQUAL "pre-process")
+      require("pre-process has 2 threads, not ${threads}" threads EQUAL 2)
+    elseif(name STREQUAL "post-process")
+      require("post-process has 3 threads, not ${threads}" threads EQUAL 3)
+    endif()
+    if(name MATCHES "^(pre-process|post-process|copy:h2d|copy:d2h)$")
+      # The measured requests and the warm-up's: at least the measured ones.
+      require("${name}: ${items} items cover the ${requests} measured requests" NOT items LESS requests)
+    endif()
+    if(name MATCHES "^(pre-process|dispatcher|stream:)")
+      require("${name}: busy ${busy} us > 0" busy GREATER 0)
+    endif()
+    if(name MATCHES "^copy:h2d|copy:d2h$")
+      require("${name}: ${bytes} bytes > 0" bytes GREATER 0)
+    endif()
+  endforeach()
+  # Mistakes exit 2 and say what is wrong.
+  foreach(bad "--stage-threads=decode=2;unknown stage 'decode'" "--stage-threads=pre-process=0;at least one thread"
+              "--stage-threads=auto --thread-budget=0;--thread-budget=0" "--pre-process-cost=fast;--pre-process-cost")
+    list(GET bad 0 flags)
+    list(GET bad 1 expected)
+    separate_arguments(flags)
+    execute_process(COMMAND ${LOOM_BENCH} --device=cpu --iterations=1 ${flags} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err)
+    require("${flags}: exit 2, not ${rc}" rc EQUAL 2)
+    string(FIND "${err}" "${expected}" at)
+    require("${flags}: the message names '${expected}': ${err}" NOT at EQUAL -1)
+  endforeach()
+  message(STATUS "loom-bench --stage-threads: ${stage_count} stages and the mistakes checked")
 else()
-  message(FATAL_ERROR "MODE must be compare or open, not '${MODE}'")
+  message(FATAL_ERROR "MODE must be compare, open or stages, not '${MODE}'")
 endif()

@@ -490,6 +490,10 @@ TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) {
   ExecutorOptions options = base_options("ledger-cpu");
   options.policy = "round-robin";  // interleaves requests: many started at once, to be paused
   options.queue_capacity = 8;      // back-pressure from 64 clients into submit()
+  // Two threads in each host stage: requests overtake each other between the stages, and failures,
+  // dumps and completions come from several threads at once.
+  options.stage_threads.pre_process = 2;
+  options.stage_threads.post_process = 2;
   // Room for the largest good arena and a little more: an urgent request arriving while others
   // hold memory makes them give it up (dumped when started), and the wide binding never fits.
   std::uint64_t largest = 0, smallest = UINT64_MAX;
@@ -571,6 +575,21 @@ TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) {
   EXPECT_EQ(after.requests_completed - before.requests_completed,
             tally.good + tally.tight_ran + tally.submitted[static_cast<std::size_t>(Kind::abandoned)]);
   EXPECT_EQ(after.requests_expired - before.requests_expired, tally.expired.load());
+  // And so do the stage figures: each accepted request passed pre- and post-process once, and
+  // ended once in its model's counts.
+  const auto items = [](const ExecutorStats& s, const char* name) {
+    for (const auto& stage : s.stages)
+      if (stage.name == name) return stage.items;
+    ADD_FAILURE() << "no stage " << name;
+    return std::uint64_t{0};
+  };
+  EXPECT_EQ(items(after, "pre-process") - items(before, "pre-process"), accepted);
+  EXPECT_EQ(items(after, "post-process") - items(before, "post-process"), accepted);
+  std::uint64_t ended = 0;
+  for (std::size_t m = 0; m < after.models.size(); ++m)
+    ended += after.models[m].requests_completed + after.models[m].requests_failed -
+             before.models[m].requests_completed - before.models[m].requests_failed;
+  EXPECT_EQ(ended, accepted);
 
   // Memory: the dumps' host buffers are all given back (a request frees its own as it ends, just
   // after its callback), and the device holds nothing beyond the pool's blocks that it did not

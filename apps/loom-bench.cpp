@@ -39,7 +39,6 @@ namespace cli = loom::cli;
 
 namespace {
 
-using loom::bench::LatencySummary;
 using loom::bench::LoadConfig;
 using loom::bench::LoadProgress;
 using loom::bench::LoadResult;

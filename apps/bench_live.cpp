@@ -95,6 +95,10 @@ void LiveView::take_stats(const ExecutorStats& stats) {
 }
 
 void LiveView::take_progress(const LoadProgress& progress) {
+  // A new measurement on the same executor (a sweep's next point): warming up again, or measuring
+  // from a later start. Its figures start afresh; the stages' go on.
+  if ((progress.warming_up && !warming_up_) || (!progress.warming_up && progress.measured_s < measured_s_))
+    model_state_.assign(models_.size(), ModelState{});
   warming_up_ = progress.warming_up;
   fraction_ = progress.fraction;
   measured_s_ = progress.measured_s;

@@ -51,6 +51,7 @@ struct Shared {
 };
 
 bool open_loop(const LoadConfig& config) { return config.arrival_rate_per_s > 0; }
+bool windowed(const LoadConfig& config) { return config.window_ms > 0; }
 
 // One model's load. Completions arrive on the executor's post-process thread.
 class Client {
@@ -99,9 +100,20 @@ class Client {
   }
   std::vector<RequestTiming> take_timings() {
     std::lock_guard lock(mutex_);
-    std::sort(timings_.begin(), timings_.end(),
-              [](const RequestTiming& a, const RequestTiming& b) { return a.index < b.index; });
+    sort_by_index(timings_);
     return std::move(timings_);
+  }
+  // The measured requests completed before `end_ms`, while the load goes on. Exact: complete()
+  // reads the clock under the lock, so one that ended before the caller read its clock is in.
+  std::vector<RequestTiming> completed_before(double end_ms) const {
+    std::vector<RequestTiming> done;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& timing : timings_)
+        if (timing.end_ms < end_ms) done.push_back(timing);
+    }
+    sort_by_index(done);
+    return done;
   }
 
  private:
@@ -122,6 +134,7 @@ class Client {
     while (!shared_.stop) {
       while (!shared_.stop && outstanding() < config.concurrency) submit(true, target_.inputs);
       wait_for_free_slot();
+      if (windowed(config)) continue;  // run_load()'s thread decides at the end of each window
       if (!satisfied && measured_done() >= config.min_requests) {
         satisfied = true;
         ++shared_.satisfied;
@@ -159,8 +172,8 @@ class Client {
     try {
       executor_.submit(
           target_.model, std::move(inputs),
-          [this, measured, index, start](std::exception_ptr error, Outputs) {
-            complete(measured, index, start, std::move(error));
+          [this, measured, index, start](std::exception_ptr error, Outputs, const RequestTimes& times) {
+            complete(measured, index, start, std::move(error), times);
           },
           target_.options);
     } catch (...) {
@@ -173,14 +186,17 @@ class Client {
   }
 
   // Everything, the notify included, happens under the lock: once drain() sees no request
-  // outstanding the Client may be destroyed, so nothing may touch it after the unlock.
-  void complete(bool measured, std::size_t index, Clock::time_point start, std::exception_ptr error) {
-    const auto end = Clock::now();
+  // outstanding the Client may be destroyed, so nothing may touch it after the unlock. The end
+  // time too, so that completed_before() misses no request that ended before its cut.
+  void complete(bool measured, std::size_t index, Clock::time_point start, std::exception_ptr error,
+                const RequestTimes& times) {
     std::lock_guard lock(mutex_);
+    const auto end = Clock::now();
     if (error) {
       shared_.fail(std::move(error));
     } else if (measured) {
-      timings_.push_back({index, ms_between(shared_.measure_start, start), ms_between(shared_.measure_start, end)});
+      timings_.push_back(
+          {index, ms_between(shared_.measure_start, start), ms_between(shared_.measure_start, end), times});
       ++measured_done_;
     } else {
       ++warmup_done_;
@@ -192,6 +208,11 @@ class Client {
   std::size_t outstanding() const {
     std::lock_guard lock(mutex_);
     return outstanding_;
+  }
+
+  static void sort_by_index(std::vector<RequestTiming>& timings) {
+    std::sort(timings.begin(), timings.end(),
+              [](const RequestTiming& a, const RequestTiming& b) { return a.index < b.index; });
   }
 
   // Wakes on a completion; the timeout lets a client notice the shared stop and the end of the
@@ -234,6 +255,10 @@ LoadProgress progress_of(const Shared& shared, const std::vector<std::unique_ptr
   if (!progress.warming_up) progress.measured_s = ms_between(shared.measure_start, now) / 1000.0;
   if (progress.warming_up) {
     progress.fraction = config.warmup_ms > 0 ? ms_between(shared.run_start, now) / config.warmup_ms : 1;
+  } else if (windowed(config)) {
+    // Until stop_after_window says so, at most until the arrivals' horizon (min_duration_s).
+    progress.fraction =
+        config.min_duration_s > 0 ? ms_between(shared.measure_start, now) / (config.min_duration_s * 1000.0) : 0;
   } else if (open_loop(config)) {
     double fraction = 1;
     for (std::size_t i = 0; i < clients.size(); ++i)
@@ -252,11 +277,25 @@ LoadProgress progress_of(const Shared& shared, const std::vector<std::unique_ptr
   return progress;
 }
 
+// What the windows so far hold: each model's measured requests that ended before the last window's end.
+LoadResult completed_windows(const std::vector<std::unique_ptr<Client>>& clients,
+                             const std::vector<LoadTarget>& targets, std::size_t windows, double window_ms) {
+  LoadResult so_far;
+  so_far.windows = windows;
+  so_far.measured_s = static_cast<double>(windows) * window_ms / 1000.0;
+  for (std::size_t i = 0; i < clients.size(); ++i)
+    so_far.models.push_back({targets[i].model, clients[i]->warmup_done(),
+                             clients[i]->completed_before(static_cast<double>(windows) * window_ms)});
+  return so_far;
+}
+
 }  // namespace
 
 LoadResult run_load(Executor& executor, const std::vector<LoadTarget>& targets, const LoadConfig& config,
                     const std::function<void(const LoadProgress&)>& on_tick) {
   if (targets.empty()) throw std::invalid_argument("run_load: no models to run");
+  if (windowed(config) && !config.stop_after_window)
+    throw std::invalid_argument("run_load: window_ms needs stop_after_window");
   Shared shared;
   shared.config = config;
   shared.config.min_requests = std::max<std::size_t>(config.min_requests, 1);
@@ -283,14 +322,38 @@ LoadResult run_load(Executor& executor, const std::vector<LoadTarget>& targets, 
   shared.run_start = Clock::now();
   std::vector<std::thread> threads;
   for (auto& client : clients) threads.emplace_back([&client, &arrive_and_wait] { client->run(arrive_and_wait); });
+  std::size_t windows = 0;  // windows ended while the load went on
+  const auto tick = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::milli>(std::max(config.tick_interval_ms, 1.0)));
+  auto next_tick = Clock::now() + tick;
   while (shared.finished < clients.size()) {
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(std::max(config.tick_interval_ms, 1.0)));
-    if (on_tick && shared.finished < clients.size()) on_tick(progress_of(shared, clients));
+    // measure_start is read only once `measuring` says the barrier has written it.
+    const bool watching_windows = windowed(config) && shared.measuring && !shared.stop;
+    Clock::time_point window_end = next_tick;
+    if (watching_windows)
+      window_end = shared.measure_start +
+                   std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double, std::milli>(config.window_ms * static_cast<double>(windows + 1)));
+    std::this_thread::sleep_until(std::min(next_tick, window_end));
+    if (watching_windows && Clock::now() >= window_end) {
+      ++windows;
+      try {
+        if (config.stop_after_window(completed_windows(clients, targets, windows, config.window_ms)))
+          shared.stop = true;
+      } catch (...) {
+        shared.fail(std::current_exception());  // rethrown below, once every client has drained
+      }
+    }
+    if (Clock::now() >= next_tick) {
+      next_tick += tick;
+      if (on_tick && shared.finished < clients.size()) on_tick(progress_of(shared, clients));
+    }
   }
   for (auto& thread : threads) thread.join();
   if (shared.error) std::rethrow_exception(shared.error);
 
   LoadResult result;
+  result.windows = windows;
   double last_end_ms = 0;
   for (std::size_t i = 0; i < clients.size(); ++i) {
     ModelTimings timings;

@@ -15,6 +15,8 @@
 
 namespace loom::bench {
 
+struct LoadResult;
+
 struct LoadConfig {
   std::size_t min_requests = 10;  // measured requests each model completes at least
   double warmup_ms = 200;         // closed-loop warm-up before measuring; 0 = none
@@ -26,6 +28,15 @@ struct LoadConfig {
   // stays closed loop.
   double arrival_rate_per_s = 0;
   std::uint64_t arrival_seed = 1;
+  // > 0: the measured phase is cut into windows of this many ms (perf_analyzer's measurement
+  // intervals). At the end of each, run_load() calls `stop_after_window` on its calling thread with
+  // the measured requests completed by then (LoadResult::windows = the windows ended so far,
+  // measured_s = their span); when it returns true, no more requests are submitted. min_requests no
+  // longer ends a closed loop: only stop_after_window (or a failure) does. An open loop's arrivals
+  // are still generated to cover min_duration_s, and it ends when they run out if nothing stopped
+  // it before.
+  double window_ms = 0;
+  std::function<bool(const LoadResult& completed)> stop_after_window;
   double tick_interval_ms = 250;  // how often run_load() calls its on_tick
 };
 
@@ -42,6 +53,7 @@ struct RequestTiming {
   std::size_t index = 0;  // 0, 1, 2, ... in submission order, per model
   double start_ms = 0;    // closed loop: just before submit(); open loop: the scheduled arrival
   double end_ms = 0;      // when the executor reported the result ready
+  RequestTimes times;     // the executor's split of submit() -> completion into phases
   double latency_ms() const { return end_ms - start_ms; }
 };
 
@@ -53,7 +65,8 @@ struct ModelTimings {
 
 struct LoadResult {
   std::vector<ModelTimings> models;
-  double measured_s = 0;  // from the start of the measured phase to the last completion
+  double measured_s = 0;    // from the start of the measured phase to the last completion
+  std::size_t windows = 0;  // LoadConfig::window_ms > 0: the windows that ended before the load stopped
 };
 
 // Where the run is, for a progress display; fraction in [0, 1].

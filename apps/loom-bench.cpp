@@ -14,18 +14,24 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench_io.hpp"
 #include "bench_live.hpp"
+#include "bench_profile.hpp"
+#include "bench_report.hpp"
 #include "bench_runner.hpp"
 #include "bench_stages.hpp"
 #include "bench_stats.hpp"
+#include "bench_sweep.hpp"
 #include "cli_support.hpp"
 #include "loom/loom.hpp"
 #include "model_flags.hpp"
@@ -34,16 +40,19 @@ namespace cli = loom::cli;
 
 namespace {
 
-using loom::bench::LatencySummary;
 using loom::bench::LoadConfig;
 using loom::bench::LoadProgress;
 using loom::bench::LoadResult;
 using loom::bench::LoadTarget;
 using loom::bench::MakespanBound;
+using loom::bench::MeasuredRun;
+using loom::bench::percentile_label;
+using loom::bench::rounded;
+using loom::bench::StabilityOptions;
+using loom::bench::SweepKind;
+using loom::bench::SweepPoint;
 
 const std::vector<std::string> kDefaultModels = {"resnet", "bert", "lstm"};
-// Always in the JSON report, whatever --percentile asks for, so scripts can rely on them.
-const std::vector<double> kJsonPercentiles = {50, 90, 95, 99};
 
 struct BenchOptions {
   std::vector<std::string> models;        // built-in models
@@ -66,6 +75,15 @@ struct BenchOptions {
   bool compare = false;
   std::string export_times;
   std::string export_trace;
+  // What trtexec and perf_analyzer users look for (bench_io, bench_profile, bench_sweep).
+  std::vector<std::string> load_inputs;  // [MODEL/]INPUT:FILE
+  std::string export_output;
+  bool dump_profile = false;
+  std::string export_profile;
+  std::string concurrency_range;   // A:B:STEP
+  std::string request_rate_range;  // A:B:STEP
+  std::string csv;
+  StabilityOptions stability;  // window_ms 0: no windows
   bool json = false;
   std::uint64_t seed = 1;
   std::string workload = "default";     // default | real-mix
@@ -84,24 +102,15 @@ struct BenchOptions {
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
   bool concurrency_given = false;
-  bool metrics_address_given = false;  // it needs --metrics-port
+  bool iterations_given = false;
+  bool duration_given = false;
+  bool stability_tuned = false;        // --stability-percentage or --max-trials given
+  bool metrics_address_given = false;  // --metrics-address, which needs --metrics-port
 };
 
 bool open_loop(const BenchOptions& options) { return options.arrival_rate > 0; }
 
 using cli::format;
-
-// JSON figures to 0.1 microsecond (ms values) or 0.001 qps: more digits would only be noise.
-double rounded(double value, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  return std::round(value * scale) / scale;
-}
-
-std::string percentile_label(double p) {
-  char text[48];
-  std::snprintf(text, sizeof text, "percentile(%g%%)", p);
-  return text;
-}
 
 // A one-line bar on stderr, redrawn a few times a second; silent unless stderr is a terminal.
 class ProgressBar {
@@ -143,13 +152,9 @@ class ProgressBar {
   bool drawn_ = false;
 };
 
-struct ModelReport {
-  std::string name;
+// A model's figures (name, requests, qps, latency, phases) and what it is.
+struct ModelReport : loom::bench::ModelFigures {
   loom::ModelInfo info;
-  std::size_t requests = 0;
-  double qps = 0;
-  LatencySummary latency;
-  std::vector<double> sorted_ms;  // measured latencies, ascending
 };
 
 std::string describe_values(const std::vector<loom::ValueInfo>& values) {
@@ -168,6 +173,13 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
 }
 
 std::string describe_load(const BenchOptions& options) {
+  if (!options.concurrency_range.empty())
+    return "closed loop, --concurrency-range=" + options.concurrency_range +
+           " requests outstanding per model, one measured point each, all models at once";
+  if (!options.request_rate_range.empty())
+    return "open loop, Poisson arrivals at --request-rate-range=" + options.request_rate_range +
+           " requests/s per model, one measured point each (model i's times from seed " + std::to_string(options.seed) +
+           " + i), all models at once";
   if (open_loop(options))
     return "open loop, Poisson arrivals at " + format("%g", options.arrival_rate) + " requests/s per model" +
            " (model i's times from seed " + std::to_string(options.seed) + " + i), all models at once";
@@ -215,8 +227,15 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
     std::printf("Metrics:      http://%s:%d/metrics (Prometheus text; docs/metrics.md)\n",
                 options.metrics_address.c_str(), options.metrics_port);
   std::printf("Load:         %s\n", describe_load(options).c_str());
-  std::printf("Warm-up:      %g ms (closed loop)\n", options.warmup_ms);
-  if (open_loop(options))
+  std::printf("Warm-up:      %g ms (closed loop)%s\n", options.warmup_ms,
+              options.concurrency_range.empty() && options.request_rate_range.empty() ? "" : ", before every point");
+  if (options.stability.window_ms > 0)
+    std::printf(
+        "Measurement:  windows of %g ms until the last %zu agree (throughput and p50 of every model within %g%% "
+        "of their mean), at most %zu windows; figures over the last %zu\n",
+        options.stability.window_ms, loom::bench::kStableWindows, options.stability.percentage,
+        options.stability.max_trials, loom::bench::kStableWindows);
+  else if (open_loop(options) || !options.request_rate_range.empty())
     std::printf("Measurement:  arrivals until each model has at least %zu requests and %g s is covered\n",
                 options.iterations, options.duration_s);
   else
@@ -258,7 +277,9 @@ void print_utilization(const loom::UtilizationSummary& summary, const std::vecto
 }
 
 // Where latency is counted from, in the words of the reports.
-const char* latency_origin(const BenchOptions& options) { return open_loop(options) ? "scheduled arrival" : "submit"; }
+const char* latency_origin(const BenchOptions& options) {
+  return open_loop(options) || !options.request_rate_range.empty() ? "scheduled arrival" : "submit";
+}
 
 // What the dispatcher reports about its own work (ExecutorStats), over the whole run.
 struct DispatchStats {
@@ -276,9 +297,10 @@ DispatchStats dispatch_stats(const loom::ExecutorStats& stats) {
   return d;
 }
 
-void print_summary(const BenchOptions& options, const std::vector<ModelReport>& reports, double total_qps,
-                   std::size_t total_requests, double measured_s, const DispatchStats& dispatch) {
+void print_summary(const BenchOptions& options, const MeasuredRun& run, const std::vector<ModelReport>& reports,
+                   double total_qps, std::size_t total_requests, double measured_s, const DispatchStats& dispatch) {
   std::printf("\n=== Performance summary ===\n");
+  for (const auto& line : loom::bench::stability_lines(run, options.stability)) std::printf("%s\n", line.c_str());
   for (const auto& report : reports) {
     const auto& l = report.latency;
     std::printf("%s: %zu requests, throughput %.2f qps\n", report.name.c_str(), report.requests, report.qps);
@@ -288,10 +310,15 @@ void print_summary(const BenchOptions& options, const std::vector<ModelReport>& 
     for (const auto& [p, value] : l.percentiles)
       line += (line.empty() ? "           " : ", ") + percentile_label(p) + " = " + format("%.3f", value) + " ms";
     if (!line.empty()) std::printf("%s\n", line.c_str());
+    for (const auto& phase : loom::bench::phase_lines(report, "  ")) std::printf("%s\n", phase.c_str());
   }
   std::printf("Total throughput: %.2f qps (%zu requests in %.3f s)\n", total_qps, total_requests, measured_s);
   std::printf("Latency is %s -> result ready; percentiles are nearest-rank over the sorted latencies.\n",
               latency_origin(options));
+  std::printf(
+      "Phases are the executor's split of submit -> completion: queue wait (before the first Step, but the input "
+      "copy), H2D, compute (first Step start -> last Step end, other models' Steps in between included), D2H, post "
+      "(the rest).\n");
   std::printf(
       "dispatcher host overhead: %.3f \u00b5s per Step (%llu Steps dispatched, warm-up included; %llu "
       "replayed as CUDA graphs)\n",
@@ -302,7 +329,14 @@ void print_summary(const BenchOptions& options, const std::vector<ModelReport>& 
 // {"mode": "closed", "concurrency": N} or {"mode": "open", "arrival_rate_per_s": R, "seed": S}.
 nlohmann::ordered_json load_json(const BenchOptions& options) {
   nlohmann::ordered_json load;
-  if (open_loop(options)) {
+  if (!options.concurrency_range.empty()) {
+    load["mode"] = "closed";
+    load["concurrency_range"] = options.concurrency_range;
+  } else if (!options.request_rate_range.empty()) {
+    load["mode"] = "open";
+    load["request_rate_range"] = options.request_rate_range;
+    load["seed"] = options.seed;
+  } else if (open_loop(options)) {
     load["mode"] = "open";
     load["arrival_rate_per_s"] = options.arrival_rate;
     load["seed"] = options.seed;
@@ -310,15 +344,19 @@ nlohmann::ordered_json load_json(const BenchOptions& options) {
     load["mode"] = "closed";
     load["concurrency"] = options.concurrency;
   }
-  load["iterations"] = options.iterations;
-  load["duration_s"] = options.duration_s;
+  if (options.stability.window_ms > 0) {
+    load["measurement_interval_ms"] = options.stability.window_ms;  // "stability" has the rest
+  } else {
+    load["iterations"] = options.iterations;
+    load["duration_s"] = options.duration_s;
+  }
   load["latency_from"] = latency_origin(options);
   return load;
 }
 
-nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Executor& executor, const std::string& size,
-                                   const std::vector<ModelReport>& reports, double total_qps, double measured_s,
-                                   const loom::UtilizationSummary* utilization, const DispatchStats& dispatch) {
+// What every JSON report of one policy starts with: the device, the policy, the models' shape, the load.
+nlohmann::ordered_json report_head(const BenchOptions& options, const loom::Executor& executor,
+                                   const std::string& size) {
   nlohmann::ordered_json doc;
   doc["device"] = executor.device_name();
   doc["backend"] = executor.backend_name();
@@ -327,23 +365,19 @@ nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Exec
   doc["batch"] = options.batch;
   doc["size"] = size;
   doc["load"] = load_json(options);
+  return doc;
+}
+
+nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Executor& executor, const std::string& size,
+                                   const MeasuredRun& run, const std::vector<ModelReport>& reports, double total_qps,
+                                   double measured_s, const loom::UtilizationSummary* utilization,
+                                   const DispatchStats& dispatch) {
+  nlohmann::ordered_json doc = report_head(options, executor, size);
+  if (run.windowed) doc["stability"] = loom::bench::stability_json(run, options.stability);
   doc["models"] = nlohmann::ordered_json::array();
   for (const auto& report : reports) {
-    nlohmann::ordered_json latency;
-    latency["min"] = rounded(report.latency.min, 4);
-    latency["mean"] = rounded(report.latency.mean, 4);
-    // The fixed keys first, then any extra percentile asked for, in the order asked.
-    std::vector<double> keys = kJsonPercentiles;
-    for (double p : options.percentiles)
-      if (std::find(keys.begin(), keys.end(), p) == keys.end()) keys.push_back(p);
-    for (double p : keys)
-      latency[loom::bench::percentile_key(p)] = rounded(loom::bench::nearest_rank(report.sorted_ms, p), 4);
-    latency["max"] = rounded(report.latency.max, 4);
-    nlohmann::ordered_json model;
-    model["name"] = report.name;
-    model["requests"] = report.requests;
-    model["qps"] = rounded(report.qps, 3);
-    model["latency_ms"] = std::move(latency);
+    nlohmann::ordered_json model = loom::bench::model_json(report, options.percentiles);
+    model["steps"] = report.info.steps.size();
     doc["models"].push_back(std::move(model));
   }
   doc["throughput_qps"] = rounded(total_qps, 3);
@@ -362,6 +396,19 @@ nlohmann::ordered_json json_report(const BenchOptions& options, const loom::Exec
       u["tracks"].push_back({{"track", track.track}, {"busy", rounded(track.busy_fraction, 4)}});
     doc["utilization"] = std::move(u);
   }
+  return doc;
+}
+
+// --json with a sweep: the head, then one entry per point (bench_sweep's point_json).
+nlohmann::ordered_json sweep_report(const BenchOptions& options, const loom::Executor& executor,
+                                    const std::string& size, SweepKind kind, const std::vector<SweepPoint>& points) {
+  nlohmann::ordered_json doc = report_head(options, executor, size);
+  nlohmann::ordered_json sweep;
+  sweep["kind"] = kind == SweepKind::concurrency ? "concurrency" : "request_rate";
+  sweep["points"] = nlohmann::ordered_json::array();
+  for (const auto& point : points)
+    sweep["points"].push_back(loom::bench::point_json(kind, point, options.stability, options.percentiles));
+  doc["sweep"] = std::move(sweep);
   return doc;
 }
 
@@ -427,13 +474,8 @@ PolicyRun summarize_policy_run(const std::string& policy, const std::vector<Mode
   run.busy_fraction = loom::bench::step_busy_fraction(measured_trace, 0, run.makespan_ms * 1000.0);
   for (std::size_t i = 0; i < result.models.size(); ++i) {
     ModelReport report = loaded[i];
-    std::vector<double> latencies;
-    for (const auto& t : result.models[i].requests) latencies.push_back(t.latency_ms());
-    report.requests = latencies.size();
-    report.qps = run.makespan_ms > 0 ? static_cast<double>(latencies.size()) / (run.makespan_ms / 1000.0) : 0;
-    std::sort(latencies.begin(), latencies.end());
-    report.latency = loom::bench::summarize(latencies, percentiles);
-    report.sorted_ms = std::move(latencies);
+    static_cast<loom::bench::ModelFigures&>(report) =
+        loom::bench::model_figures(report.name, result.models[i].requests, run.makespan_ms / 1000.0, percentiles);
     run.reports.push_back(std::move(report));
   }
   return run;
@@ -677,6 +719,134 @@ std::int64_t vocabulary_of(const loom::Model& model, const std::string& input) {
   return 0;
 }
 
+// A perf_analyzer-style sweep: what varies and its points.
+struct Sweep {
+  SweepKind kind = SweepKind::concurrency;
+  std::vector<double> values;
+};
+
+// The trtexec and perf_analyzer flags, checked against each other and the rest; the sweep asked
+// for, if any.
+std::optional<Sweep> check_measurement_flags(const BenchOptions& o) {
+  const bool by_concurrency = !o.concurrency_range.empty(), by_rate = !o.request_rate_range.empty();
+  const bool profiling = o.dump_profile || !o.export_profile.empty();
+  const bool windowed = o.stability.window_ms > 0;
+  if (o.compare && (by_concurrency || by_rate))
+    throw cli::UsageError(
+        "--concurrency-range and --request-rate-range sweep one policy; drop --compare (pick it with --policy)");
+  if (o.compare && (profiling || !o.export_output.empty() || !o.csv.empty() || windowed))
+    throw cli::UsageError(
+        "--dumpProfile, --exportProfile, --exportOutput, --csv and --measurement-interval describe one policy's run; "
+        "use --policy=NAME instead of --compare");
+  if (by_concurrency && by_rate)
+    throw cli::UsageError(
+        "--concurrency-range sweeps the closed loop and --request-rate-range the open loop; give one of them");
+  if ((by_concurrency || by_rate) && (o.concurrency_given || open_loop(o)))
+    throw cli::UsageError(std::string(by_concurrency ? "--concurrency-range" : "--request-rate-range") +
+                          " sets the load of every point; drop --concurrency and --arrival-rate");
+  if ((by_concurrency || by_rate) && (profiling || !o.export_trace.empty() || !o.export_times.empty()))
+    throw cli::UsageError(
+        "--dumpProfile, --exportProfile, --exportTrace and --exportTimes record one run; drop the sweep (measure "
+        "one of its points with --concurrency or --arrival-rate)");
+  if (windowed && (o.iterations_given || o.duration_given))
+    throw cli::UsageError(
+        "--measurement-interval measures windows until the last ones agree; drop --iterations and --duration");
+  if (!windowed && o.stability_tuned)
+    throw cli::UsageError("--stability-percentage and --max-trials apply to --measurement-interval");
+  if (o.stability.max_trials < loom::bench::kStableWindows)
+    throw cli::UsageError("--max-trials: the last " + std::to_string(loom::bench::kStableWindows) +
+                          " windows must agree, so it takes at least " + std::to_string(loom::bench::kStableWindows) +
+                          ", got " + std::to_string(o.stability.max_trials));
+  if (!(o.stability.percentage > 0)) throw cli::UsageError("--stability-percentage must be above 0");
+  if (by_concurrency)
+    return Sweep{SweepKind::concurrency,
+                 loom::bench::parse_sweep_range(o.concurrency_range, "--concurrency-range", true)};
+  if (by_rate)
+    return Sweep{SweepKind::request_rate,
+                 loom::bench::parse_sweep_range(o.request_rate_range, "--request-rate-range", false)};
+  return std::nullopt;
+}
+
+// A file a flag writes, opened before the run so that a bad path does not cost a measurement;
+// not open when `path` is empty.
+std::ofstream open_output(const std::string& path, const char* flag) {
+  std::ofstream file;
+  if (path.empty()) return file;
+  file.open(path);
+  if (!file) throw cli::UsageError(std::string(flag) + ": cannot write '" + path + "'");
+  return file;
+}
+
+void write_text(std::ofstream& file, const std::string& text, const std::string& path, const char* flag) {
+  file << text;
+  file.flush();
+  if (!file) throw cli::UsageError(std::string(flag) + ": writing '" + path + "' failed");
+}
+
+void write_json(std::ofstream& file, const nlohmann::ordered_json& array, const std::string& path, const char* flag) {
+  write_text(file, loom::bench::one_element_per_line(array), path, flag);
+}
+
+// A warning on stderr (whatever --json says) for a windowed run whose last windows did not agree.
+void warn_if_unstable(const MeasuredRun& run, const BenchOptions& options, const std::string& point) {
+  if (!run.windowed || run.stable) return;
+  std::fprintf(stderr,
+               "loom-bench: warning: %s did not stabilise within %zu windows of %g ms (throughput and p50 of every "
+               "model within %g%%); its figures are over the last %zu windows anyway\n",
+               point.empty() ? "the measurement" : point.c_str(), options.stability.max_trials,
+               options.stability.window_ms, options.stability.percentage, run.reported.windows);
+}
+
+const char* const kProfileNote =
+    "Step times from the executor's timeline over the measured phase: on the CPU backend a Step runs on the "
+    "dispatcher's thread, so its time is its run time; on CUDA, the time between timed events around it on the "
+    "model's stream. Time(%) is of the model's Step time; a Step paused and resumed counts once.";
+
+// Every point of a sweep on the same Executor, each a fresh measured run after its own warm-up;
+// the table's rows are printed as each point ends (unless --json).
+std::vector<SweepPoint> run_sweep(const BenchOptions& options, loom::Executor& executor,
+                                  const std::vector<LoadTarget>& targets, const LoadConfig& config, const Sweep& sweep,
+                                  ProgressBar& bar, const std::function<void(const LoadProgress&)>& on_tick) {
+  const loom::bench::SweepTable table(sweep.kind, options.models, options.stability.window_ms > 0);
+  if (!options.json) {
+    std::printf("\n=== %s sweep (%s) ===\n", loom::bench::sweep_column(sweep.kind).c_str(),
+                describe_load(options).c_str());
+    for (const auto& line : table.header()) std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+  std::vector<SweepPoint> points;
+  for (std::size_t i = 0; i < sweep.values.size(); ++i) {
+    const double value = sweep.values[i];
+    LoadConfig point = config;
+    if (sweep.kind == SweepKind::concurrency)
+      point.concurrency = static_cast<std::size_t>(value);
+    else
+      point.arrival_rate_per_s = value;
+    const std::string name = loom::bench::sweep_column(sweep.kind) + " " + format("%g", value);
+    bar.set_label(name + " (" + std::to_string(i + 1) + "/" + std::to_string(sweep.values.size()) + ")");
+    MeasuredRun measured = loom::bench::measure(executor, targets, point, options.stability, on_tick);
+    bar.clear();
+    warn_if_unstable(measured, options, name);
+    points.push_back(loom::bench::summarize_point(value, std::move(measured), options.percentiles));
+    if (!options.json) {
+      for (const auto& line : table.rows(points.back())) std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    }
+  }
+  return points;
+}
+
+void print_sweep_footer(const BenchOptions& options, SweepKind kind) {
+  std::printf(
+      "\nOne point per %s, each on the same Executor after its own warm-up; %s per model. Throughput = the "
+      "point's requests / its measured time; latency from %s, percentiles nearest-rank; queue .. post = the mean of "
+      "each phase of the executor's submit -> completion (they add up to it); 'all' pools every model's requests.\n",
+      kind == SweepKind::concurrency ? "concurrency" : "request rate",
+      kind == SweepKind::concurrency ? "requests outstanding" : "Poisson arrivals per second",
+      kind == SweepKind::concurrency ? "submit" : "the scheduled arrival");
+  if (!options.csv.empty()) std::printf("CSV: %s\n", options.csv.c_str());
+}
+
 int run_bench(BenchOptions options) {
   bool real_mix = false;
   if (options.workload == "real-mix") {
@@ -728,6 +898,7 @@ int run_bench(BenchOptions options) {
     throw cli::UsageError("--metrics-address applies to the endpoint --metrics-port=N turns on, and none is given");
   if (open_loop(options) && options.concurrency_given)
     throw cli::UsageError("--concurrency sets the closed loop and --arrival-rate the open loop; give one of them");
+  const std::optional<Sweep> sweep = check_measurement_flags(options);
 
   if (options.fp16) {
     const bool cpu = options.device == "cpu" || (options.device == "auto" && loom::cuda_device_count() == 0);
@@ -747,6 +918,10 @@ int run_bench(BenchOptions options) {
     trace_file.open(options.export_trace);
     if (!trace_file) throw cli::UsageError("--exportTrace: cannot write '" + options.export_trace + "'");
   }
+  std::ofstream output_file = open_output(options.export_output, "--exportOutput");
+  std::ofstream profile_file = open_output(options.export_profile, "--exportProfile");
+  std::ofstream csv_file = open_output(options.csv, "--csv");
+  const bool profiling = options.dump_profile || profile_file.is_open();
 
   // --compare runs every policy, each on a fresh Executor recording a timeline (for busy %).
   const std::vector<std::string> policies = options.compare ? loom::policy_names() : std::vector{options.policy};
@@ -755,7 +930,7 @@ int run_bench(BenchOptions options) {
   executor_options.policy = policies.front();
   executor_options.profile = options.profile;
   executor_options.compute_dtype = options.fp16 ? loom::DType::f16 : loom::DType::f32;
-  executor_options.record_timeline = trace_file.is_open() || options.compare;
+  executor_options.record_timeline = trace_file.is_open() || options.compare || profiling;
   executor_options.policy_options = options.policy_options;
   executor_options.cuda_graphs = options.cuda_graphs == "on";
   executor_options.metrics_port = options.metrics_port;
@@ -787,14 +962,30 @@ int run_bench(BenchOptions options) {
     bindings.ranges["input_ids"] = {0, vocab};
     bindings.ranges["attention_mask"] = {1, 2};
   }
+  // --loadInputs are read and checked against the models as declared before anything loads; a
+  // file's shape binds its ONNX input's symbolic dims.
+  std::vector<loom::bench::ModelInputs> declared;
+  for (const auto& [name, model] : models) declared.push_back({name, model.inputs});
   for (std::size_t k = 0; k < imported.size(); ++k) {
-    const std::string name =
-        k < options.onnx_names.size() ? options.onnx_names[k] : onnx_model_name(options.onnx_files[k], options.models);
+    options.models.push_back(k < options.onnx_names.size() ? options.onnx_names[k]
+                                                           : onnx_model_name(options.onnx_files[k], options.models));
+    declared.push_back({options.models.back(), imported[k].inputs});
+  }
+  const auto input_files = loom::bench::read_input_files(options.load_inputs, declared, "--loadInputs");
+  for (std::size_t k = 0; k < imported.size(); ++k) {
+    const std::size_t index = models.size();
+    OnnxBindings own = bindings;
+    for (const auto& [input, tensor] : input_files[index]) {
+      const auto given = bindings.shapes.find(input);
+      if (given != bindings.shapes.end() && given->second != tensor.shape())
+        throw cli::UsageError("--shapes gives input '" + input + "' " + given->second.to_string() +
+                              ", its --loadInputs file holds " + tensor.shape().to_string());
+      own.shapes[input] = tensor.shape();
+    }
     loom::Model model =
-        loom::optimize(imported[k], bind_onnx_inputs(imported[k], options.onnx_files[k], bindings, options.batch));
+        loom::optimize(imported[k], bind_onnx_inputs(imported[k], options.onnx_files[k], own, options.batch));
     cli::apply_input_ranges(model, bindings.ranges);
-    options.models.push_back(name);
-    models.emplace_back(name, std::move(model));
+    models.emplace_back(options.models[index], std::move(model));
   }
   auto check_model_names = [&](const auto& by_model, const char* flag) {
     for (const auto& [name, value] : by_model)
@@ -807,6 +998,8 @@ int run_bench(BenchOptions options) {
   std::vector<LoadTarget> targets;
   for (std::size_t i = 0; i < models.size(); ++i) {
     LoadTarget target{models[i].first, loom::random_inputs(models[i].second, options.seed + i), {}};
+    loom::bench::use_input_files(target.inputs, models[i].second.inputs, input_files[i], models[i].first,
+                                 "--loadInputs");
     if (auto it = request_priorities.find(models[i].first); it != request_priorities.end())
       target.options.priority = it->second;
     targets.push_back(std::move(target));
@@ -824,7 +1017,9 @@ int run_bench(BenchOptions options) {
   // One run per policy: the same models, inputs and load (the open loop's arrival times come from
   // the seed, so every policy sees the same ones).
   std::vector<ModelReport> reports;
-  LoadResult result;
+  MeasuredRun run;
+  std::vector<SweepPoint> points;
+  std::vector<loom::bench::ModelOutputs> outputs;
   std::vector<PolicyRun> runs;
   DispatchStats dispatch;
   ProgressBar bar(options.models);
@@ -854,23 +1049,28 @@ int run_bench(BenchOptions options) {
         policies[p] + " (" + std::to_string(p + 1) + "/" + std::to_string(policies.size()) + ")";
     if (options.compare) bar.set_label(policy_label);
     live.begin_run(options.compare ? policy_label : policies[p]);
-    auto on_tick = [&](const LoadProgress& progress) {
+    const auto on_tick = [&](const LoadProgress& progress) {
       if (options.live)
         std::fputs(live.update(executor->stats(), progress).c_str(), stderr);
       else
         bar.update(progress, options.iterations);
     };
     try {
-      result = loom::bench::run_load(*executor, targets, config, on_tick);
+      if (sweep)
+        points = run_sweep(options, *executor, targets, config, *sweep, bar, on_tick);
+      else
+        run = loom::bench::measure(*executor, targets, config, options.stability, on_tick);
     } catch (...) {
       bar.clear();
       throw;
     }
     bar.clear();
-    if (options.live) std::fputs(live.finish(result).c_str(), stderr);
+    if (options.live) std::fputs(live.finish(sweep ? points.back().run.reported : run.reported).c_str(), stderr);
+    if (output_file.is_open()) outputs = loom::bench::run_each_once(*executor, targets);
     executor->shutdown();
     dispatch = dispatch_stats(executor->stats());
     if (options.compare) {
+      const LoadResult& result = run.reported;
       std::size_t warmup_requests = 0;
       for (const auto& model : result.models) warmup_requests += model.warmup_requests;
       runs.push_back(summarize_policy_run(policies[p], reports, result,
@@ -886,41 +1086,67 @@ int run_bench(BenchOptions options) {
       print_comparison(options, *executor, runs);
     return 0;
   }
+  if (output_file.is_open())
+    write_json(output_file, loom::bench::outputs_json(outputs), options.export_output, "--exportOutput");
+  if (sweep) {
+    if (options.json)
+      std::cout << sweep_report(options, *executor, size_text, sweep->kind, points).dump(2) << std::endl;
+    else
+      print_sweep_footer(options, sweep->kind);
+    if (csv_file.is_open()) write_text(csv_file, loom::bench::sweep_csv(sweep->kind, points), options.csv, "--csv");
+    return 0;
+  }
 
+  const LoadResult& result = run.reported;
   std::size_t total_requests = 0;
   const double measured_s = result.measured_s;
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    auto& report = reports[i];
-    const auto& timings = result.models[i].requests;
-    std::vector<double> latencies;
-    for (const auto& t : timings) latencies.push_back(t.latency_ms());
-    report.requests = timings.size();
-    report.qps = measured_s > 0 ? static_cast<double>(timings.size()) / measured_s : 0;
-    std::sort(latencies.begin(), latencies.end());
-    report.latency = loom::bench::summarize(latencies, options.percentiles);
-    report.sorted_ms = std::move(latencies);
-    total_requests += timings.size();
+    static_cast<loom::bench::ModelFigures&>(reports[i]) =
+        loom::bench::model_figures(reports[i].name, result.models[i].requests, measured_s, options.percentiles);
+    total_requests += reports[i].requests;
   }
   const double total_qps = measured_s > 0 ? static_cast<double>(total_requests) / measured_s : 0;
+  warn_if_unstable(run, options, "");
 
   loom::Timeline trace;
   loom::UtilizationSummary utilization;
-  if (trace_file.is_open()) {
+  if (trace_file.is_open() || profiling) {
     std::size_t warmup_requests = 0;
     for (const auto& model : result.models) warmup_requests += model.warmup_requests;
     trace = loom::bench::measured_phase(executor->timeline(), warmup_requests);
     utilization = trace.utilization();
   }
   const loom::UtilizationSummary* recorded = trace_file.is_open() ? &utilization : nullptr;
+  std::vector<loom::bench::ModelProfile> step_profiles;
+  if (profiling) {
+    std::vector<loom::ModelInfo> infos;
+    for (const auto& report : reports) infos.push_back(report.info);
+    step_profiles = loom::bench::step_profile(trace, infos);
+  }
 
   if (options.json) {
-    auto doc = json_report(options, *executor, size_text, reports, total_qps, measured_s, recorded, dispatch);
+    auto doc = json_report(options, *executor, size_text, run, reports, total_qps, measured_s, recorded, dispatch);
     doc["pipeline"] = loom::bench::stages_json(executor->stats());
     std::cout << doc.dump(2) << std::endl;
   } else {
-    print_summary(options, reports, total_qps, total_requests, measured_s, dispatch);
+    print_summary(options, run, reports, total_qps, total_requests, measured_s, dispatch);
     if (recorded) print_utilization(utilization, options.models);
     if (options.stages.print_stages) loom::bench::print_stages(executor->stats());
+  }
+  if (options.dump_profile) {
+    // With --json stdout holds the document alone, so the table goes to stderr.
+    FILE* out = options.json ? stderr : stdout;
+    std::fprintf(out, "\n");
+    for (const auto& line : loom::bench::profile_lines(step_profiles)) std::fprintf(out, "%s\n", line.c_str());
+    std::fprintf(out, "%s\n", kProfileNote);
+  }
+  if (profile_file.is_open())
+    write_json(profile_file, loom::bench::profile_json(step_profiles), options.export_profile, "--exportProfile");
+  if (csv_file.is_open()) {
+    const SweepKind kind = open_loop(options) ? SweepKind::request_rate : SweepKind::concurrency;
+    const double value = open_loop(options) ? options.arrival_rate : static_cast<double>(options.concurrency);
+    write_text(csv_file, loom::bench::sweep_csv(kind, {loom::bench::summarize_point(value, run, options.percentiles)}),
+               options.csv, "--csv");
   }
   if (trace_file.is_open()) {
     trace.write_chrome_trace(trace_file);
@@ -931,7 +1157,7 @@ int run_bench(BenchOptions options) {
                   options.export_trace.c_str());
   }
   if (times_file.is_open()) {
-    write_times(times_file, result);
+    write_times(times_file, run.all);
     if (!times_file) throw cli::UsageError("--exportTimes: writing '" + options.export_times + "' failed");
   }
   return 0;
@@ -988,6 +1214,25 @@ Comparing policies (--compare):
 
 Defaults are shown after '='.
 
+What trtexec and perf_analyzer users look for:
+  Latency breakdown: each model's summary (and its JSON "phases_ms") splits the executor's submit ->
+    completion into queue wait, H2D, compute, D2H and post (loom::RequestTimes), each with min, max,
+    mean, median and the percentiles; the phase means add up to the executor's mean.
+  --dumpProfile / --exportProfile=FILE: per model, per Step of the measured phase: count, total,
+    average and median time, share of the model's Step time (trtexec's JSON layout; a timeline is
+    recorded).
+  --loadInputs=[MODEL/]INPUT:FILE: .npy or TensorProto request inputs, checked against the input's
+    dtype and shape (an ONNX input's symbolic dims take the file's); a bare INPUT must belong to one
+    running model. --exportOutput=FILE: each model run once more on its inputs after the measured
+    run, its outputs as JSON (trtexec's layout).
+  --concurrency-range=A:B:STEP / --request-rate-range=A:B:STEP: one measured point per value on the
+    same Executor, each after its own warm-up; a table row per point and model (and an "all" row);
+    --csv=FILE writes the points perf_analyzer style (times in us; also for a single run).
+  --measurement-interval=MS: windows of MS until the last 3 agree, every model's throughput and p50
+    within --stability-percentage (10) of their mean, at most --max-trials (10) windows; the figures
+    are the last 3 windows'. Not stable by then: a warning on stderr, "stable": false in the JSON,
+    exit status 0. Sweeps stabilise every point.
+
 Examples:
   loom-bench                                  all three models, device auto
   loom-bench --device=cpu --iterations=3      quick CPU run
@@ -1002,7 +1247,10 @@ Examples:
   loom-bench --metrics-port=9464 --duration=60   Prometheus metrics at http://127.0.0.1:9464/metrics
   loom-bench --onnx=yolov8n.onnx --shapes=images:1x3x640x640
   loom-bench --onnx=minilm.onnx --dims=sequence_length=128 --input-range=input_ids:0,30522 --batch=8
-  loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once)";
+  loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once
+  loom-bench --onnx=yolo.onnx --loadInputs=images:img.npy --exportOutput=out.json --dumpProfile
+  loom-bench --concurrency-range=1:4 --measurement-interval=1000 --csv=sweep.csv
+  loom-bench --models=lstm --request-rate-range=100:400:100 --json)";
 
 }  // namespace
 
@@ -1160,6 +1408,54 @@ int main(int argc, char** argv) {
                    "Record a timeline and write its measured phase to FILE as Chrome trace JSON (Perfetto, "
                    "chrome://tracing; scripts/render-timeline draws it); also reports busy % per stream")
         ->type_name("FILE");
+    app.add_option("--loadInputs", options.load_inputs,
+                   "Request inputs from files instead of random values: INPUT:FILE, or MODEL/INPUT:FILE when several "
+                   "models have INPUT ('IN:0':FILE for a name with ':'); .npy or ONNX TensorProto, told apart by "
+                   "content; checked against the input's dtype and shape; comma list, repeatable")
+        ->delimiter(',')
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->type_name("[MODEL/]INPUT:FILE[,...]");
+    app.add_option("--exportOutput", options.export_output,
+                   "After the measured run, run each model once more on its inputs and write its outputs to FILE as "
+                   "JSON, trtexec's layout: [{name, dimensions, values, model, dtype}]")
+        ->type_name("FILE");
+    app.add_flag("--dumpProfile", options.dump_profile,
+                 "Print a per-Step profile of the measured run, per model: total, average and median time, share of "
+                 "the model's time and count of each Step (records a timeline)");
+    app.add_option("--exportProfile", options.export_profile,
+                   "Write the per-Step profile to FILE as JSON, trtexec's layout: per model {count, model, timeMs, "
+                   "medianMs}, then per Step {name, timeMs, averageMs, medianMs, percentage, count, model, step, ops}")
+        ->type_name("FILE");
+    app.add_option("--concurrency-range", options.concurrency_range,
+                   "Sweep the closed loop's requests outstanding per model from A to B in steps of STEP (default 1), "
+                   "one measured point each after its own warm-up; one table row per point and model")
+        ->type_name("A[:B[:STEP]]");
+    app.add_option("--request-rate-range", options.request_rate_range,
+                   "Sweep the open loop's Poisson rate (requests/s per model) from A to B in steps of STEP (default "
+                   "1), one measured point each after its own warm-up")
+        ->type_name("A[:B[:STEP]]");
+    app.add_option("--csv", options.csv,
+                   "Write the run, or every point of a sweep, to FILE as perf_analyzer-style CSV: one row per model "
+                   "and an 'all' row per point, times in microseconds")
+        ->type_name("FILE");
+    app.add_option("--measurement-interval", options.stability.window_ms,
+                   "Measure in consecutive windows of MS until the last 3 agree (perf_analyzer): every model's "
+                   "throughput and p50 within --stability-percentage of their mean; figures from those 3 windows; "
+                   "replaces --iterations and --duration; 0 = off")
+        ->check(cli::non_negative_number())
+        ->type_name("MS");
+    app.add_option("--stability-percentage", options.stability.percentage,
+                   "How far (in %) each of the last 3 windows' throughput and p50 may lie from their mean")
+        ->check(cli::non_negative_number())
+        ->type_name("P")
+        ->capture_default_str();
+    app.add_option(
+           "--max-trials", options.stability.max_trials,
+           "Most windows --measurement-interval measures; not stable by then: a warning, a \"stable\": false in "
+           "the JSON, the last 3 windows' figures, exit status 0")
+        ->check(cli::positive_integer())
+        ->type_name("N")
+        ->capture_default_str();
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
     app.add_flag("--live", options.live,
                  "Draw a live view on stderr while the benchmark runs (instead of the progress bar): utilisation "
@@ -1197,6 +1493,9 @@ int main(int argc, char** argv) {
   options.policy_given = app.count("--policy") > 0;
   options.concurrency_given = app.count("--concurrency") > 0;
   options.metrics_address_given = app.count("--metrics-address") > 0;
+  options.iterations_given = app.count("--iterations") > 0;
+  options.duration_given = app.count("--duration") > 0;
+  options.stability_tuned = app.count("--stability-percentage") > 0 || app.count("--max-trials") > 0;
   for (int i = 0; i < argc; ++i) options.command += (i > 0 ? " " : "") + std::string(argv[i]);
 
   return cli::run_guarded("loom-bench", [&] { return run_bench(options); });

@@ -42,7 +42,8 @@ void write_tensor_pb(const std::string& path, const Tensor& tensor, const std::s
 // A NumPy .npy file (format 1.0 to 3.0, little-endian, C order; <f4, <f2, <i8, <i4, |b1). Throws
 // Error(unsupported) for another dtype or Fortran order, Error(invalid_argument) for a malformed file.
 Tensor read_npy(const std::string& path);
-// .npy by extension, otherwise TensorProto.
+// NumPy when the file starts with the .npy magic string or is named *.npy, otherwise TensorProto;
+// throws as those readers do.
 Tensor read_tensor_file(const std::string& path);
 
 }  // namespace loom

@@ -1,5 +1,5 @@
 // Tensor files: ONNX TensorProto .pb files (the ONNX test data's input_0.pb, output_0.pb) and the
-// dispatch by extension between them and NumPy .npy files (npy.cpp).
+// dispatch by content between them and NumPy .npy files (npy.cpp).
 #include <filesystem>
 #include <fstream>
 
@@ -41,8 +41,13 @@ void write_tensor_pb(const std::string& path, const Tensor& tensor, const std::s
 }
 
 Tensor read_tensor_file(const std::string& path) {
-  if (std::filesystem::path(path).extension() == ".npy") return read_npy(path);
-  return read_tensor_pb(path);
+  const std::string bytes = onnx_import::read_file(path);
+  // A TensorProto file does not start with the magic string (its first byte would open a protobuf
+  // group, a wire type no TensorProto writer emits), so the content decides; the extension keeps a
+  // broken .npy reported as a broken .npy.
+  const bool npy = bytes.compare(0, 6, "\x93NUMPY") == 0 || std::filesystem::path(path).extension() == ".npy";
+  if (npy) return onnx_import::npy_from_bytes(bytes, path);
+  return onnx_import::tensor_pb_from_bytes(bytes, path, onnx_import::folder_of(path));
 }
 
 }  // namespace loom

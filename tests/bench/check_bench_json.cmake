@@ -16,11 +16,7 @@ function(run_bench out_var)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 
-function(require condition_text)
-  if(NOT (${ARGN}))
-    message(FATAL_ERROR "check failed: ${condition_text}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/require.cmake)
 
 set(models resnet bert lstm)
 set(common --device=cpu --size=small --warmUp=50 --json)

@@ -4,11 +4,7 @@
 #   cmake -DLOOM_DECODE_BENCH=<path> -DCELL=lstm|gru -DKIND=recurrent|greedy -P check_decode_bench_json.cmake
 cmake_minimum_required(VERSION 3.25)  # string(JSON)
 
-function(require condition_text)
-  if(NOT (${ARGN}))
-    message(FATAL_ERROR "check failed: ${condition_text}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/require.cmake)
 
 set(batches 1 3)
 set(hiddens 128 256)

@@ -148,6 +148,14 @@ TEST(BenchLive, RatesWaitForOneRefreshOfMeasurement) {
   EXPECT_EQ(view.frame_lines().back(), "m                     1          -          -     3.000     3.000");
 }
 
+TEST(BenchLive, ANewMeasurementStartsItsFiguresAfresh) {
+  LiveView view({"m"}, true);
+  view.begin_run("fifo");
+  view.update(snapshot_a(), progress_a());
+  view.update(snapshot_b(), progress(0.1, 2, 0.2, {7, 9}));  // a sweep's next point, 0.2 s in
+  EXPECT_EQ(view.frame_lines().back(), "m                     2       10.0       10.0     7.000     9.000");
+}
+
 TEST(BenchLive, PlainFallbackWritesOneLinePerSecondWithoutEscapes) {
   LiveView view({"m"}, false);
   view.begin_run("fifo");

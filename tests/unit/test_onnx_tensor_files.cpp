@@ -177,6 +177,28 @@ TEST_F(TensorFiles, NpyFloatVersion1) {
   EXPECT_EQ(read_tensor_file(file).shape(), (Shape{2, 3}));  // dispatch by extension
 }
 
+TEST_F(TensorFiles, ReadTensorFileTellsTheFormatsApartByContent) {
+  const std::vector<float> v = {1, 2, 3};
+  const Tensor npy = read_tensor_file(
+      write_npy("values.bin", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", bytes_of(v)));
+  EXPECT_EQ(npy.shape(), (Shape{3}));
+  EXPECT_EQ(npy.values<float>()[2], 3.0f);
+  write_tensor_pb(path("proto.bin"), Tensor::from<float>({1, 2}, {4.0f, 5.0f}));
+  const Tensor pb = read_tensor_file(path("proto.bin"));
+  EXPECT_EQ(pb.shape(), (Shape{1, 2}));
+  EXPECT_EQ(pb.values<float>()[1], 5.0f);
+  // A file named .npy without the magic string is reported as a broken .npy, naming it.
+  write_bytes("broken.npy", "not numpy at all");
+  try {
+    read_tensor_file(path("broken.npy"));
+    FAIL() << "a .npy without the magic string was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path("broken.npy")), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_tensor_file(path("missing.pb")), Error);
+}
+
 TEST_F(TensorFiles, NpyIntegerBoolHalfAndVersion2) {
   const auto i64 = write_npy("i.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }",
                              bytes_of(std::vector<std::int64_t>{-1, 0, 1LL << 40}), 2);

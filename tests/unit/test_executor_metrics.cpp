@@ -6,13 +6,13 @@
 #include <httplib.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <future>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "loom/executor.hpp"
@@ -174,6 +174,35 @@ TEST(ExecutorMetrics, CountersMatchWhatCompletedAndGrowBetweenScrapes) {
   EXPECT_EQ(sample(second->body, R"(loom_requests_total{model="gemm",status="completed"})"), 10);
   EXPECT_EQ(sample(second->body, R"(loom_steps_total{model="gemm"})"), 10 * steps_per_request);
   EXPECT_GT(sample(second->body, "loom_uptime_seconds").value_or(0), sample(text, "loom_uptime_seconds").value_or(0));
+}
+
+// Scrapes on the server's threads while the pipeline's threads run requests (stats() from both
+// sides at once): the completed count only grows from scrape to scrape, and the last sees them all.
+TEST(ExecutorMetrics, ScrapesWhileRequestsRunSeeCountersOnlyGrow) {
+  auto [executor, port] = executor_with_metrics(cpu_options());
+  executor->load(gemm_model(), "gemm");
+  constexpr int kRequests = 60;
+  std::atomic<bool> done{false};
+  std::thread client([&ex = *executor, &done] {
+    run_requests(ex, "gemm", kRequests);
+    done = true;
+  });
+  const std::string completed_series = R"(loom_requests_total{model="gemm",status="completed"})";
+  double last_completed = 0;
+  while (!done) {
+    const auto answer = scrape(port);
+    if (!answer) {
+      ADD_FAILURE() << "no answer on port " << port << " while requests ran";
+      break;  // the client is joined below either way
+    }
+    const double completed = sample(answer->body, completed_series).value_or(-1);
+    EXPECT_GE(completed, last_completed);
+    last_completed = completed;
+  }
+  client.join();
+  const auto last = scrape(port);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(sample(last->body, completed_series), kRequests);
 }
 
 TEST(ExecutorMetrics, APortInUseIsAnErrorNamingItAndTheFirstKeepsServing) {

@@ -21,7 +21,7 @@ using namespace loom::sim;
 
 namespace {
 
-const std::filesystem::path kSourceProfiles = std::filesystem::path(__FILE__).parent_path() / "../../profiles";
+const std::filesystem::path kSourceProfiles = std::filesystem::path(LOOM_SOURCE_DIR) / "profiles";
 const std::vector<std::string> kShipped = {"a100-sxm", "h100-pcie", "h100-sxm", "h200", "l4"};
 
 // Points LOOM_PROFILE_DIR at the source tree's profiles/ for its scope, then restores the old value.
@@ -43,7 +43,8 @@ class SourceProfileDir {
 };
 
 GpuDevice shipped(const std::string& name) {
-  if (!std::filesystem::exists(kSourceProfiles / "gpu")) throw std::runtime_error("no profiles/gpu beside " __FILE__);
+  if (!std::filesystem::exists(kSourceProfiles / "gpu"))
+    throw std::runtime_error("no profiles/gpu in " LOOM_SOURCE_DIR);
   return gpu_device((kSourceProfiles / "gpu" / (name + ".json")).string());
 }
 
@@ -128,7 +129,7 @@ TEST(GpuDeviceOccupancy, L4ByHand) {
 }
 
 TEST(GpuDeviceFiles, ShippedDescriptionsParseAndMatchTheirFiles) {
-  ASSERT_TRUE(std::filesystem::exists(kSourceProfiles / "gpu")) << "source tree not found beside " << __FILE__;
+  ASSERT_TRUE(std::filesystem::exists(kSourceProfiles / "gpu")) << "source tree not found in " << LOOM_SOURCE_DIR;
   std::set<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(kSourceProfiles / "gpu"))
     if (entry.path().extension() == ".json") files.insert(entry.path().stem().string());

@@ -22,7 +22,7 @@ namespace {
 const std::vector<std::string> kBaselines = {"fifo", "round-robin", "streams"};
 
 std::vector<std::filesystem::path> workload_files() {
-  const auto dir = std::filesystem::path(__FILE__).parent_path() / "../../bench/workloads";
+  const auto dir = std::filesystem::path(LOOM_SOURCE_DIR) / "bench/workloads";
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".json") files.push_back(entry.path());
@@ -38,7 +38,7 @@ struct DeviceModel {
 };
 std::vector<DeviceModel> device_models() {
   std::vector<DeviceModel> models = {{"accelerator", SimOptions{}}};
-  const auto dir = std::filesystem::path(__FILE__).parent_path() / "../../profiles/gpu";
+  const auto dir = std::filesystem::path(LOOM_SOURCE_DIR) / "profiles/gpu";
   for (const char* gpu : {"h100-sxm", "h100-pcie", "h200", "a100-sxm", "l4"}) {
     SimOptions options;
     options.gpu = gpu_device((dir / (std::string(gpu) + ".json")).string());

@@ -19,7 +19,7 @@ using namespace loom::sim;
 namespace {
 
 Workload worked_example() {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../bench/workloads/seed002-worked-example.json";
+  const auto path = std::filesystem::path(LOOM_SOURCE_DIR) / "bench/workloads/seed002-worked-example.json";
   return read_workload(path.string());
 }
 

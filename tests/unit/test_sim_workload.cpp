@@ -177,8 +177,8 @@ TEST(SimWorkload, MissingFileIsAnErrorNamingThePath) {
 // bench/workloads/mission-example.json is MISSION.md §1's example as in sim_test_support.hpp,
 // whose schedules test_sim_schedule.cpp checks by hand.
 TEST(SimWorkload, MissionExampleFileMatchesTheTestWorkload) {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../bench/workloads/mission-example.json";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "source tree not found beside " << __FILE__;
+  const auto path = std::filesystem::path(LOOM_SOURCE_DIR) / "bench/workloads/mission-example.json";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "source tree not found in " << LOOM_SOURCE_DIR;
   EXPECT_EQ(workload_json(read_workload(path.string())), workload_json(fixtures::mission_example()));
 }
 

@@ -57,17 +57,20 @@ Executor::Impl::Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks
   } else {
     policy = make_policy(options.policy, options.policy_options);
   }
+  runtime::check_debug_options(options);
   if (options.compute_dtype != DType::f32 && options.compute_dtype != DType::f16)
     throw Error(ErrorCode::invalid_argument, "compute_dtype must be f32 or f16");
   if (!(options.cancellation_interval_us >= 0) || !std::isfinite(options.cancellation_interval_us))
     throw Error(ErrorCode::invalid_argument, "cancellation_interval_us must be a finite time >= 0");
-  device_holder = backend::open_backend(options.device);
+  device_holder = backend::open_backend(options.debug == DebugMode::cpu ? "cpu" : options.device);
   device = device_holder.get();
   profile = profile::resolve_profile(options.profile, device->device_name());
   if (options.compute_dtype == DType::f16 && !device->capabilities().f16_compute)
     throw Error(ErrorCode::unsupported, "f16 compute needs a backend that computes in f16 (CUDA); device '" +
                                             options.device + "' resolved to " + device->name());
   pool = std::make_unique<runtime::MemoryPool>(*device);
+  if (options.debug == DebugMode::compare)
+    debug_compare = std::make_unique<runtime::DebugCompare>(runtime::debug_tolerance(options), device->device_name());
   budget = std::make_unique<runtime::ArenaBudget>(options.arena_memory_limit_bytes);
   upload_stream = device->create_stream(0);
   download_stream = device->create_stream(0);
@@ -182,6 +185,7 @@ void Executor::load(const Model& original, const LoadOptions& options) {
       options.persistent_grid_max_sms);
   loaded->apply_profile(impl_->profile);
   loaded->set_graphs_enabled(impl_->options.cuda_graphs);
+  if (impl_->debug_compare) impl_->debug_compare->add_model(model, *loaded);
   // Cancellation points from each Step's estimated time: its measured time when the profile has
   // one, else the roofline estimate max(compute, memory) (the two resources overlap).
   {
@@ -230,7 +234,9 @@ void Executor::submit(const std::string& model, std::vector<Tensor> inputs, Call
 
 void Executor::shutdown() { impl_->stop(); }
 
-std::string Executor::device_name() const { return impl_->device->device_name(); }
+std::string Executor::device_name() const {
+  return runtime::debug_device_name(impl_->options, impl_->device->device_name());
+}
 std::string Executor::backend_name() const { return impl_->device->name(); }
 std::string Executor::policy_name() const { return std::string(impl_->policy->name()); }
 
@@ -253,6 +259,7 @@ ExecutorStats Executor::stats() const {
   s.bytes_dumped = impl_->bytes_dumped;
   s.requests_expired = impl_->requests_expired;
   s.cuda_graph_steps = impl_->cuda_graph_steps;
+  if (impl_->debug_compare) impl_->debug_compare->add_counts(s);
   return s;
 }
 

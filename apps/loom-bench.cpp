@@ -25,6 +25,7 @@
 #include "bench_runner.hpp"
 #include "bench_stats.hpp"
 #include "cli_support.hpp"
+#include "debug_report.hpp"
 #include "loom/loom.hpp"
 #include "model_flags.hpp"
 
@@ -75,6 +76,7 @@ struct BenchOptions {
   int persistent_grid_max_sms = 0;              // LoadOptions::persistent_grid_max_sms, every model
   std::vector<std::string> request_priorities;  // MODEL=urgent|normal|background
   std::string command;                          // the command line, for the JSON report
+  cli::DebugFlags debug;                        // --debug, --debug-compare, --debug-tolerance
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
   bool concurrency_given = false;
@@ -705,6 +707,8 @@ int run_bench(BenchOptions options) {
   if (options.compare && (!options.export_trace.empty() || !options.export_times.empty()))
     throw cli::UsageError(
         "--exportTrace and --exportTimes record one policy's run; use --policy=NAME instead of --compare");
+  if (options.compare && (options.debug.compare || options.debug.mode != "off"))
+    throw cli::UsageError("--debug and --debug-compare check one run; use --policy=NAME instead of --compare");
   if (open_loop(options) && options.concurrency_given)
     throw cli::UsageError("--concurrency sets the closed loop and --arrival-rate the open loop; give one of them");
 
@@ -737,6 +741,7 @@ int run_bench(BenchOptions options) {
   executor_options.record_timeline = trace_file.is_open() || options.compare;
   executor_options.policy_options = options.policy_options;
   executor_options.cuda_graphs = options.cuda_graphs == "on";
+  cli::apply_debug_flags(options.debug, executor_options);
   auto executor = std::make_unique<loom::Executor>(executor_options);
   if (options.fp16 && executor->backend_name() != "cuda")
     throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
@@ -897,7 +902,8 @@ int run_bench(BenchOptions options) {
     write_times(times_file, result);
     if (!times_file) throw cli::UsageError("--exportTimes: writing '" + options.export_times + "' failed");
   }
-  return 0;
+  // Exit 3 when a Step diverged, as loom-run does.
+  return cli::print_debug_report(options.json ? stderr : stdout, executor->debug_report()) ? 3 : 0;
 }
 
 const char* kFooter = R"(Which models run:
@@ -963,7 +969,8 @@ Examples:
   loom-bench --exportTrace=trace.json         timeline of the measured phase, busy % per stream
   loom-bench --onnx=yolov8n.onnx --shapes=images:1x3x640x640
   loom-bench --onnx=minilm.onnx --dims=sequence_length=128 --input-range=input_ids:0,30522 --batch=8
-  loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once)";
+  loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once
+  loom-bench --device=cpu:accel --debug-compare --iterations=3 --warmUp=0   every Step checked on the CPU)";
 
 }  // namespace
 
@@ -1025,8 +1032,10 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->type_name("P[,P...]")
         ->capture_default_str();
-    app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
-        ->type_name("auto|cpu|cuda|cuda:N")
+    app.add_option("--device", options.device,
+                   "auto (CUDA when a GPU is present, else CPU), cpu, cuda, cuda:N, or cpu:accel (a second CPU "
+                   "backend standing in for an accelerator: a test and debug device)")
+        ->type_name("auto|cpu|cpu:accel|cuda|cuda:N")
         ->check(cli::device_name())
         ->capture_default_str();
     app.add_option("--batch", options.batch,
@@ -1121,6 +1130,7 @@ int main(int argc, char** argv) {
                    "Record a timeline and write its measured phase to FILE as Chrome trace JSON (Perfetto, "
                    "chrome://tracing; scripts/render-timeline draws it); also reports busy % per stream")
         ->type_name("FILE");
+    cli::add_debug_flags(app, options.debug);
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
     app.add_option("--seed", options.seed,
                    "Seed of the random request inputs and of the open loop's arrival times (model i uses seed + i)")

@@ -154,7 +154,7 @@ std::vector<Outputs> run_each(const ExecutorOptions& options, const Model& model
 
 }  // namespace
 
-TEST(DebugCompare, AFaultyKernelIsBlamedByStepNodeAndOp) {
+TEST(ExecutorDebugCompare, AFaultyKernelIsBlamedByStepNodeAndOp) {
   const ThreeSteps net;
   constexpr int requests = 3;
   std::vector<std::vector<Tensor>> inputs;
@@ -233,7 +233,7 @@ TEST(DebugCompare, AFaultyKernelIsBlamedByStepNodeAndOp) {
   EXPECT_NE(format_debug_summary(summary, report).find("3 of 3 requests diverged"), std::string::npos);
 }
 
-TEST(DebugCompare, CpuAgainstTheAccelStandInReportsNothing) {
+TEST(ExecutorDebugCompare, CpuAgainstTheAccelStandInReportsNothing) {
   // The three-Step model and the built-in default workload; every Step of every request compared.
   std::vector<Model> models = workloads::default_workload(1, workloads::Size::small);
   models.push_back(ThreeSteps().model);
@@ -279,7 +279,7 @@ TEST(DebugCompare, CpuAgainstTheAccelStandInReportsNothing) {
   EXPECT_EQ(ex.stats().debug_divergences, 0u);
 }
 
-TEST(DebugCompare, AStepPausedInsideIsComparedOnceWhenItCompletes) {
+TEST(ExecutorDebugCompare, AStepPausedInsideIsComparedOnceWhenItCompletes) {
   // Five urgent requests of the same LSTM model pause the long one inside its LSTM Step, at
   // iterations 1 to 5; each request's Steps are compared once each, as they complete.
   ModelBuilder b("long_lstm", 41);
@@ -319,7 +319,7 @@ TEST(DebugCompare, AStepPausedInsideIsComparedOnceWhenItCompletes) {
   EXPECT_EQ(report.models[0].steps_compared, (urgent_count + 1) * ex.model_info("long").steps.size());
 }
 
-TEST(DebugCpu, RunsOnTheCpuInsteadOfTheDevice) {
+TEST(ExecutorDebugCpu, RunsOnTheCpuInsteadOfTheDevice) {
   // The faulty device named, debug = cpu: the CPU's answers, and the name says why.
   const ThreeSteps net;
   const std::vector<std::vector<Tensor>> inputs = {{random_x(1)}, {random_x(2)}};

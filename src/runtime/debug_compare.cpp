@@ -126,12 +126,13 @@ void DebugCompare::add_model(const Model& model, const LoadedModel& device_model
   twin->summary.model = device_model.name();
   twin->load_index = device_model.index();
   std::lock_guard lock(mutex_);
-  twins_[&device_model] = std::move(twin);
+  if (!twins_.emplace(device_model.name(), std::move(twin)).second)
+    throw Error(ErrorCode::invalid_argument, "a model named '" + device_model.name() + "' is already loaded");
 }
 
 DebugCompare::Twin& DebugCompare::twin_of(const LoadedModel& device_model) {
   std::lock_guard lock(mutex_);
-  const auto it = twins_.find(&device_model);
+  const auto it = twins_.find(device_model.name());
   if (it == twins_.end())
     throw Error(ErrorCode::internal, "debug compare: model '" + device_model.name() + "' has no CPU reference");
   return *it->second;
@@ -239,7 +240,7 @@ DebugReport DebugCompare::report() const {
   report.tolerance = tolerance_;
   std::lock_guard lock(mutex_);
   std::vector<const Twin*> in_load_order;
-  for (const auto& [device_model, twin] : twins_) in_load_order.push_back(twin.get());
+  for (const auto& [name, twin] : twins_) in_load_order.push_back(twin.get());
   std::sort(in_load_order.begin(), in_load_order.end(),
             [](const Twin* a, const Twin* b) { return a->load_index < b->load_index; });
   for (const Twin* twin : in_load_order) report.models.push_back(twin->summary);
@@ -249,7 +250,7 @@ DebugReport DebugCompare::report() const {
 
 void DebugCompare::add_counts(ExecutorStats& stats) const {
   std::lock_guard lock(mutex_);
-  for (const auto& [device_model, twin] : twins_) {
+  for (const auto& [name, twin] : twins_) {
     stats.debug_steps_compared += twin->summary.steps_compared;
     stats.debug_divergences += twin->summary.divergent_requests;
   }

@@ -45,10 +45,12 @@ class DebugCompare {
   DebugCompare(const DebugCompare&) = delete;
   DebugCompare& operator=(const DebugCompare&) = delete;
 
-  // Load path: builds the twin of `device_model` from `model`, the optimized model it was compiled
-  // from. Throws Error(unsupported) naming the model and Step when the twin's Steps, or the nodes
-  // and output shapes in them, differ from the device's (there would be nothing to compare Step
-  // by Step), and what LoadedModel's constructor throws.
+  // Load path, before the executor adds `device_model` to its models: builds its twin from
+  // `model`, the optimized model it was compiled from. Throws Error(unsupported) naming the model
+  // and Step when the twin's Steps, or the nodes and output shapes in them, differ from the
+  // device's (there would be nothing to compare Step by Step), Error(invalid_argument) when a
+  // model of that name has a twin already (a load of the same name racing this one), and what
+  // LoadedModel's constructor throws.
   void add_model(const Model& model, const LoadedModel& device_model);
   // Dispatcher thread: Step `step` of `request` completed on the device (its launch returned; this
   // waits for the model's stream). At the request's first Step the twin's arena is taken and
@@ -71,9 +73,9 @@ class DebugCompare {
   // Declared in this order so that the twins go first, then the pool, then the backend.
   std::unique_ptr<backend::Backend> cpu_;
   std::unique_ptr<MemoryPool> pool_;
-  mutable std::mutex mutex_;  // twins_ (the map, and each summary), divergences_
-  std::map<const LoadedModel*, std::unique_ptr<Twin>> twins_;
-  std::vector<DebugDivergence> divergences_;  // the first kMaxDebugDivergences
+  mutable std::mutex mutex_;                            // twins_ (the map, and each summary), divergences_
+  std::map<std::string, std::unique_ptr<Twin>> twins_;  // by model name: models are never unloaded
+  std::vector<DebugDivergence> divergences_;            // the first kMaxDebugDivergences
 };
 
 }  // namespace loom::runtime

@@ -66,7 +66,8 @@ struct Request {
   // Polled by the device loops of its model's pausable Steps; null when the model has none or
   // preemption is off. Set by whichever thread sees a higher class first (preemption.cpp).
   std::unique_ptr<backend::PauseFlag> pause_flag;
-  // debug = compare: the CPU twin's side, from its first Step on (dispatcher only).
+  // debug = compare: the CPU twin's side, from its first Step on (used by the dispatcher; freed with
+  // the request, its twin arena with it).
   std::unique_ptr<DebugRequestState> debug;
 
   bool inside_step() const noexcept { return !cursor.at_start(); }

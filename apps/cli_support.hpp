@@ -43,15 +43,16 @@ int run_guarded(const char* tool, Body&& body) {
   }
 }
 
-// auto | cpu | cuda | cuda:N, as ExecutorOptions::device takes it.
+// auto | cpu | cpu:accel | cuda | cuda:N, as ExecutorOptions::device takes it (cpu:accel: a second
+// CPU backend standing in for an accelerator, a test and debug device).
 inline CLI::Validator device_name() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        if (value == "auto" || value == "cpu" || value == "cuda") return {};
+        if (value == "auto" || value == "cpu" || value == "cpu:accel" || value == "cuda") return {};
         if (value.rfind("cuda:", 0) == 0 && value.size() > 5 &&
             value.find_first_not_of("0123456789", 5) == std::string::npos)
           return {};
-        return "expected auto, cpu, cuda or cuda:N, got '" + value + "'";
+        return "expected auto, cpu, cpu:accel, cuda or cuda:N, got '" + value + "'";
       },
       "");
 }

@@ -33,6 +33,7 @@
 #include "bench_stats.hpp"
 #include "bench_sweep.hpp"
 #include "cli_support.hpp"
+#include "debug_report.hpp"
 #include "loom/loom.hpp"
 #include "model_flags.hpp"
 
@@ -99,6 +100,7 @@ struct BenchOptions {
   bool live = false;                            // --live: the live view on stderr
   int metrics_port = 0;                         // ExecutorOptions::metrics_port
   std::string metrics_address = "127.0.0.1";
+  cli::DebugFlags debug;                        // --debug, --debug-compare, --debug-tolerance
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
   bool concurrency_given = false;
@@ -896,6 +898,8 @@ int run_bench(BenchOptions options) {
         "--exportTrace and --exportTimes record one policy's run; use --policy=NAME instead of --compare");
   if (options.metrics_address_given && options.metrics_port == 0)
     throw cli::UsageError("--metrics-address applies to the endpoint --metrics-port=N turns on, and none is given");
+  if (options.compare && (options.debug.compare || options.debug.mode != "off"))
+    throw cli::UsageError("--debug and --debug-compare check one run; use --policy=NAME instead of --compare");
   if (open_loop(options) && options.concurrency_given)
     throw cli::UsageError("--concurrency sets the closed loop and --arrival-rate the open loop; give one of them");
   const std::optional<Sweep> sweep = check_measurement_flags(options);
@@ -936,6 +940,7 @@ int run_bench(BenchOptions options) {
   executor_options.metrics_port = options.metrics_port;
   executor_options.metrics_address = options.metrics_address;
   loom::bench::apply_stage_flags(options.stages, executor_options);
+  cli::apply_debug_flags(options.debug, executor_options);
   auto executor = std::make_unique<loom::Executor>(executor_options);
   if (options.fp16 && executor->backend_name() != "cuda")
     throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
@@ -1160,7 +1165,8 @@ int run_bench(BenchOptions options) {
     write_times(times_file, run.all);
     if (!times_file) throw cli::UsageError("--exportTimes: writing '" + options.export_times + "' failed");
   }
-  return 0;
+  // Exit 3 when a Step diverged, as loom-run does.
+  return cli::print_debug_report(options.json ? stderr : stdout, executor->debug_report()) ? 3 : 0;
 }
 
 const char* kFooter = R"(Which models run:
@@ -1250,7 +1256,8 @@ Examples:
   loom-bench --models=resnet --onnx=a.onnx --onnx=b.onnx      three models at once
   loom-bench --onnx=yolo.onnx --loadInputs=images:img.npy --exportOutput=out.json --dumpProfile
   loom-bench --concurrency-range=1:4 --measurement-interval=1000 --csv=sweep.csv
-  loom-bench --models=lstm --request-rate-range=100:400:100 --json)";
+  loom-bench --models=lstm --request-rate-range=100:400:100 --json
+  loom-bench --device=cpu:accel --debug-compare --iterations=3 --warmUp=0   every Step checked on the CPU)";
 
 }  // namespace
 
@@ -1312,8 +1319,10 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->type_name("P[,P...]")
         ->capture_default_str();
-    app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
-        ->type_name("auto|cpu|cuda|cuda:N")
+    app.add_option("--device", options.device,
+                   "auto (CUDA when a GPU is present, else CPU), cpu, cuda, cuda:N, or cpu:accel (a second CPU "
+                   "backend standing in for an accelerator: a test and debug device)")
+        ->type_name("auto|cpu|cpu:accel|cuda|cuda:N")
         ->check(cli::device_name())
         ->capture_default_str();
     app.add_option("--batch", options.batch,
@@ -1456,6 +1465,7 @@ int main(int argc, char** argv) {
         ->check(cli::positive_integer())
         ->type_name("N")
         ->capture_default_str();
+    cli::add_debug_flags(app, options.debug);
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
     app.add_flag("--live", options.live,
                  "Draw a live view on stderr while the benchmark runs (instead of the progress bar): utilisation "

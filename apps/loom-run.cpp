@@ -1,21 +1,20 @@
 // loom-run: runs one ONNX model once (or --iterations times) on inputs read from files and writes
 // its outputs as ONNX TensorProto files, like the ONNX test-data layout; --check also runs the
-// CPU backend and compares every output against it.
+// CPU backend and compares every output against it; --debug-compare compares every Step.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "cli_support.hpp"
+#include "debug_report.hpp"
 #include "loom/loom.hpp"
 #include "model_flags.hpp"
 
@@ -24,7 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Exit status when --check finds an output beyond tolerance (errors exit 1, bad flags 2).
+// Exit status when --check finds an output beyond tolerance, or --debug-compare a Step (errors
+// exit 1, bad flags 2).
 constexpr int kCheckFailed = 3;
 
 struct RunOptions {
@@ -40,6 +40,8 @@ struct RunOptions {
   std::size_t iterations = 1;
   int persistent_grid_max_sms = 0;  // LoadOptions::persistent_grid_max_sms
   bool list_devices = false;
+  cli::DebugFlags debug;
+  std::string debug_inputs;  // where to write the inputs of a divergent request
 };
 
 int list_devices() {
@@ -47,6 +49,8 @@ int list_devices() {
   cpu.device = "cpu";
   cpu.profile = "none";
   std::printf("cpu\t%s\n", loom::Executor(cpu).device_name().c_str());
+  cpu.device = "cpu:accel";
+  std::printf("cpu:accel\t%s\n", loom::Executor(cpu).device_name().c_str());
   for (int i = 0; i < loom::cuda_device_count(); ++i) {
     loom::ExecutorOptions cuda;
     cuda.device = "cuda:" + std::to_string(i);
@@ -158,32 +162,16 @@ std::vector<loom::Tensor> run_model(loom::Executor& executor, const std::string&
   return outputs;
 }
 
-std::vector<double> as_doubles(const loom::Tensor& tensor) { return loom::to_doubles(tensor); }
-
-struct Difference {
-  double max_abs = 0;
-  double max_rel = 0;          // |a - b| / |b| over elements with b != 0
-  std::size_t violations = 0;  // elements with |a - b| > atol + rtol * |b| (NaN against a number counts)
-};
-
-Difference compare(const loom::Tensor& actual, const loom::Tensor& expected, double rtol, double atol) {
-  const auto a = as_doubles(actual), b = as_doubles(expected);
-  Difference d;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) || std::isnan(b[i])) {
-      if (std::isnan(a[i]) != std::isnan(b[i])) {
-        ++d.violations;
-        d.max_abs = d.max_rel = std::numeric_limits<double>::infinity();
-      }
-      continue;
-    }
-    if (a[i] == b[i]) continue;  // also equal infinities
-    const double diff = std::fabs(a[i] - b[i]);
-    d.max_abs = std::max(d.max_abs, diff);
-    if (b[i] != 0) d.max_rel = std::max(d.max_rel, diff / std::fabs(b[i]));
-    if (!(diff <= atol + rtol * std::fabs(b[i]))) ++d.violations;
-  }
-  return d;
+// --debug-compare: the per-model line and the first divergence's report; with --debug-inputs, that
+// request's inputs written where --input-dir can read them. True when a Step diverged.
+bool report_divergence(const loom::DebugReport& report, const std::string& inputs_dir) {
+  const bool diverged = cli::print_debug_report(stdout, report);
+  if (!diverged || inputs_dir.empty() || report.divergences.empty()) return diverged;
+  cli::write_divergence_inputs(report.divergences.front(), inputs_dir);
+  std::printf("Wrote the inputs of request %llu to %s (run them again with --input-dir %s)\n",
+              static_cast<unsigned long long>(report.divergences.front().request_id), inputs_dir.c_str(),
+              inputs_dir.c_str());
+  return diverged;
 }
 
 int run(const RunOptions& options) {
@@ -205,6 +193,9 @@ int run(const RunOptions& options) {
 
   loom::ExecutorOptions executor_options;
   executor_options.device = options.device;
+  cli::apply_debug_flags(options.debug, executor_options);
+  if (!options.debug_inputs.empty() && executor_options.debug != loom::DebugMode::compare)
+    throw cli::UsageError("--debug-inputs applies to --debug-compare");
   loom::Executor executor(executor_options);
   executor.load(model, load);
   const loom::ModelInfo info = executor.model_info(load.name);
@@ -236,7 +227,8 @@ int run(const RunOptions& options) {
   std::printf("Ran %zu iteration(s): min %.3f ms, mean %.3f ms (submit -> outputs on the host)\n", times_ms.size(),
               *std::min_element(times_ms.begin(), times_ms.end()), mean);
   std::printf("Wrote %zu output(s) to %s\n", outputs.size(), out_dir.string().c_str());
-  if (!options.check) return 0;
+  const bool diverged = report_divergence(executor.debug_report(), options.debug_inputs);
+  if (!options.check) return diverged ? kCheckFailed : 0;
 
   loom::ExecutorOptions cpu_options;
   cpu_options.device = "cpu";
@@ -259,10 +251,11 @@ int run(const RunOptions& options) {
       ++failed;
       continue;
     }
-    const Difference d = compare(outputs[i], reference[i], options.rtol, options.atol);
+    const loom::TensorDifference d =
+        loom::compare_tensors(outputs[i], reference[i], loom::DebugTolerance{options.atol, options.rtol});
     std::printf("  %-24s %-16s %12.4g %12.4g  %s\n", name.c_str(), outputs[i].shape().to_string().c_str(), d.max_abs,
-                d.max_rel, d.violations ? ("FAIL (" + std::to_string(d.violations) + " elements)").c_str() : "ok");
-    if (d.violations) ++failed;
+                d.max_rel, d.beyond ? ("FAIL (" + std::to_string(d.beyond) + " elements)").c_str() : "ok");
+    if (d.beyond) ++failed;
   }
   if (failed) {
     std::fprintf(stderr, "loom-run: check failed: %zu of %zu output(s) differ from the CPU backend beyond tolerance\n",
@@ -270,7 +263,7 @@ int run(const RunOptions& options) {
     return kCheckFailed;
   }
   std::printf("Check passed: %zu output(s) within tolerance\n", outputs.size());
-  return 0;
+  return diverged ? kCheckFailed : 0;
 }
 
 const char* kFooter = R"(Input files:
@@ -279,12 +272,22 @@ const char* kFooter = R"(Input files:
   match the fixed dims and binds the symbolic ones (batch, sequence_length, ...).
 Output files:
   OUT/output_0.pb, output_1.pb, ... (TensorProto named after the model's outputs), in output order.
+Debug mode:
+  --debug-compare runs every Step on --device and on the CPU backend (f32) and compares the values
+  each Step produced; it prints "no divergence: N Steps compared on <device> against the CPU, max
+  abs diff X", or the first Step that differs: its nodes and op types, the blamed node (the first
+  of the Step with an output beyond tolerance), the element, both values, max abs/rel difference
+  and the request's inputs (--debug-inputs DIR writes them as input_N.pb). --debug=cpu runs the
+  model on the CPU backend instead of --device. --device=cpu:accel is a second CPU backend standing
+  in for an accelerator (a test and debug device).
 Exit status: 0 ok; 1 error (unreadable file, unsupported op, wrong input dtype/shape...); 2 bad
-  flags or input files missing/extra; 3 --check found an output beyond tolerance.
+  flags or input files missing/extra; 3 --check found an output beyond tolerance, or
+  --debug-compare a Step that differs from the CPU.
 
 Examples:
   loom-run --onnx model.onnx --input-dir test_data_set_0 --output-dir out
   loom-run --onnx model.onnx --input-dir in --output-dir out --device cuda --check --rtol 1e-3
+  loom-run --onnx model.onnx --input-dir in --output-dir out --device cuda --debug-compare --debug-inputs bad
   loom-run --onnx yolo.onnx --input-dir in --output-dir out --iterations 20
   loom-run --list-devices)";
 
@@ -306,8 +309,10 @@ int main(int argc, char** argv) {
     app.add_option("--output-dir", options.output_dir,
                    "Folder to write output_0.pb, ... into; created if missing (required)")
         ->type_name("DIR");
-    app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
-        ->type_name("auto|cpu|cuda|cuda:N")
+    app.add_option("--device", options.device,
+                   "auto (CUDA when a GPU is present, else CPU), cpu, cuda, cuda:N, or cpu:accel (a second CPU "
+                   "backend standing in for an accelerator: a test and debug device)")
+        ->type_name("auto|cpu|cpu:accel|cuda|cuda:N")
         ->check(cli::device_name())
         ->capture_default_str();
     app.add_flag("--check", options.check,
@@ -341,6 +346,11 @@ int main(int argc, char** argv) {
         ->check(cli::non_negative_integer())
         ->type_name("N")
         ->capture_default_str();
+    cli::add_debug_flags(app, options.debug);
+    app.add_option("--debug-inputs", options.debug_inputs,
+                   "With --debug-compare: write the inputs of the first request that diverged into DIR as "
+                   "input_0.pb, ... (the --input-dir layout)")
+        ->type_name("DIR");
     app.add_flag("--list-devices", options.list_devices,
                  "Print the devices this build can run on, one per line (cpu, cuda:0, ...), and exit");
   } catch (const std::exception& e) {

@@ -8,9 +8,11 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "loom/debug.hpp"
 #include "loom/model.hpp"
 #include "loom/model_info.hpp"
 #include "loom/policy.hpp"
@@ -40,7 +42,8 @@ struct StageThreadOptions {
 };
 
 struct ExecutorOptions {
-  // "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda" or "cuda:N".
+  // "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda" or "cuda:N"; "cpu:accel" is a
+  // second CPU backend standing in for an accelerator, for tests and debugging.
   std::string device = "auto";
   // A name from policy_names(), and the idle-time policy's tuning (window, starvation limit,
   // blocks).
@@ -100,6 +103,15 @@ struct ExecutorOptions {
   // the address.
   int metrics_port = 0;
   std::string metrics_address = "127.0.0.1";
+  // Debug mode (loom/debug.hpp). cpu: the models run on the CPU backend in f32 instead of `device`
+  // (compute_dtype is ignored). compare: they run on `device` and, Step by Step, on a CPU reference
+  // in f32 too; the first Step of each request whose outputs differ beyond debug_tolerance is
+  // reported by debug_report(), and the request still completes with the device's outputs. Each
+  // comparison waits for the device and runs the Step on the CPU: a debugging aid, not for speed.
+  DebugMode debug = DebugMode::off;
+  // compare: |device - cpu| <= abs + rel * |cpu|; unset: default_debug_tolerance(compute_dtype).
+  // A negative or non-finite bound is Error(invalid_argument).
+  std::optional<DebugTolerance> debug_tolerance;
 };
 
 // How Executor::load() prepares a model: its name and the optimize() options (shapes for
@@ -145,8 +157,8 @@ using TimedCallback = std::function<void(std::exception_ptr error, Outputs outpu
 
 class Executor {
  public:
-  // Throws Error(invalid_argument) for an unknown device or policy, Error(backend) when the
-  // requested device cannot be opened.
+  // Throws Error(invalid_argument) for an unknown device or policy or a bad debug setting,
+  // Error(backend) when the requested device cannot be opened.
   explicit Executor(ExecutorOptions options = {});
   ~Executor();  // finishes accepted requests, then stops the stage threads
   Executor(const Executor&) = delete;
@@ -174,8 +186,8 @@ class Executor {
   // Stops accepting requests and waits for every accepted one to finish. Idempotent.
   void shutdown();
 
-  std::string device_name() const;   // e.g. "cpu", "NVIDIA H100 80GB HBM3"
-  std::string backend_name() const;  // "cpu" or "cuda"
+  std::string device_name() const;   // e.g. "cpu", "NVIDIA H100 80GB HBM3"; notes a debug mode
+  std::string backend_name() const;  // "cpu", "cpu:accel" or "cuda"
   std::string policy_name() const;
   ExecutorStats stats() const;
   // The profile in use ("none" when Step costs are roofline estimates) and the peak figures the
@@ -183,6 +195,9 @@ class Executor {
   std::string profile_path() const;
   // A copy of what was recorded so far (empty unless ExecutorOptions::record_timeline).
   Timeline timeline() const;
+  // What the debug mode found so far: with debug = compare, each model's summary and the first
+  // divergence of each divergent request; otherwise only the mode and the device.
+  DebugReport debug_report() const;
 
  private:
   friend struct runtime::ExecutorTestHooks;

@@ -1,6 +1,7 @@
 // Everything public in one include.
 #pragma once
 
+#include "loom/debug.hpp"
 #include "loom/decode.hpp"
 #include "loom/error.hpp"
 #include "loom/executor.hpp"

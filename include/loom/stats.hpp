@@ -109,6 +109,9 @@ struct ExecutorStats {
   std::uint64_t bytes_dumped = 0;         // live bytes copied to host memory by preemptions
   std::uint64_t requests_expired = 0;     // failed with deadline_exceeded
   std::uint64_t cuda_graph_steps = 0;     // Steps launched as a CUDA graph (captured or replayed)
+  // ExecutorOptions::debug = compare: Steps compared against the CPU, and requests that diverged.
+  std::uint64_t debug_steps_compared = 0;
+  std::uint64_t debug_divergences = 0;
   // Every stage of the pipeline (StageStats names them), host stages first.
   std::vector<StageStats> stages;
   std::vector<ModelStats> models;             // in load order

@@ -240,7 +240,7 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual Capabilities capabilities() const noexcept = 0;
-  virtual std::string name() const = 0;         // as device strings spell it: "cpu" | "cuda"
+  virtual std::string name() const = 0;         // as device strings spell it: "cpu" | "cpu:accel" | "cuda"
   virtual std::string device_name() const = 0;  // e.g. "NVIDIA H100 80GB HBM3"
   // Peak figures for roofline estimates.
   virtual double peak_flops(DType dtype) const = 0;  // FLOP/s

@@ -58,6 +58,14 @@ std::unique_ptr<Backend> open_backend(const std::string& device) {
     throw Error(ErrorCode::backend,
                 "device 'auto': no registered backend has a device (registered: " + registered_names() + ")");
   }
+  // A registered name that holds a colon ("cpu:accel") is a device of its own, not NAME:N.
+  const auto exact =
+      std::find_if(entries.begin(), entries.end(), [&](const BackendEntry& e) { return e.name == device; });
+  if (exact != entries.end() && device.find(':') != std::string::npos) {
+    if (exact->device_count() == 0)
+      throw Error(ErrorCode::backend, "device '" + device + "' requested but it is not present");
+    return exact->open(0);
+  }
   const std::size_t colon = device.find(':');
   const std::string name = device.substr(0, colon);
   const auto entry =

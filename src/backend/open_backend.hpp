@@ -14,7 +14,7 @@ namespace loom::backend {
 // files (backend/cpu/cpu_backend.cpp, backend/cuda/cuda_backend.cpp), so opening a device asks
 // the registry instead of naming backends.
 struct BackendEntry {
-  std::string name;    // "cpu", "cuda": the device string's name
+  std::string name;    // "cpu", "cpu:accel", "cuda": the device string's name
   int preference = 0;  // "auto" opens the backend with a device present and the highest preference
   int (*device_count)() noexcept = nullptr;               // devices present now; 0 = none (never throws)
   std::unique_ptr<Backend> (*open)(int index) = nullptr;  // throws Error(backend) when it cannot
@@ -27,7 +27,8 @@ bool register_backend(BackendEntry entry) noexcept;
 std::vector<BackendEntry> registered_backends();
 
 // "auto" (the preferred backend with a device present: CUDA device 0 when there is one, else the
-// CPU), "NAME" (device 0) or "NAME:N" for a registered NAME ("cpu", "cuda", "cuda:1"). Throws
+// CPU), "NAME" (device 0) or "NAME:N" for a registered NAME ("cpu", "cuda", "cuda:1"); a registered
+// name holding a colon ("cpu:accel") opens that backend's device 0 before NAME:N is tried. Throws
 // Error(invalid_argument) for another spelling or an unknown name (naming those there are),
 // Error(backend) when the device is absent or cannot be opened.
 std::unique_ptr<Backend> open_backend(const std::string& device);

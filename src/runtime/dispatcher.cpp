@@ -262,6 +262,7 @@ class Executor::Impl::Dispatcher {
       } else {
         impl_.pause(*request);  // inside the Step: it resumes from request->cursor
       }
+      if (completed && impl_.debug_compare) impl_.debug_compare->step_completed(*request, request->next_step - 1);
       bound_inflight(model.stream().record(), *request->counters);
       if (request->next_step == model.plan().steps.size()) {
         request->finished = model.stream().record();

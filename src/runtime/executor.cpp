@@ -83,18 +83,21 @@ Executor::Impl::Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks
   } else {
     policy = make_policy(options.policy, options.policy_options);
   }
+  runtime::check_debug_options(options);
   if (options.compute_dtype != DType::f32 && options.compute_dtype != DType::f16)
     throw Error(ErrorCode::invalid_argument, "compute_dtype must be f32 or f16");
   if (!(options.cancellation_interval_us >= 0) || !std::isfinite(options.cancellation_interval_us))
     throw Error(ErrorCode::invalid_argument, "cancellation_interval_us must be a finite time >= 0");
   check_stage_threads(options.stage_threads);
-  device_holder = backend::open_backend(options.device);
+  device_holder = backend::open_backend(options.debug == DebugMode::cpu ? "cpu" : options.device);
   device = device_holder.get();
   profile = profile::resolve_profile(options.profile, device->device_name());
   if (options.compute_dtype == DType::f16 && !device->capabilities().f16_compute)
     throw Error(ErrorCode::unsupported, "f16 compute needs a backend that computes in f16 (CUDA); device '" +
                                             options.device + "' resolved to " + device->name());
   pool = std::make_unique<runtime::MemoryPool>(*device);
+  if (options.debug == DebugMode::compare)
+    debug_compare = std::make_unique<runtime::DebugCompare>(runtime::debug_tolerance(options), device->device_name());
   budget = std::make_unique<runtime::ArenaBudget>(options.arena_memory_limit_bytes);
   transfer_stream = device->create_stream(0);
   if (options.record_timeline || options.stage_timing)
@@ -241,6 +244,7 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   loaded->apply_profile(impl_->profile);
   loaded->set_graphs_enabled(impl_->options.cuda_graphs);
   loaded->set_op_ranges(impl_->options.nvtx_op_ranges);
+  if (impl_->debug_compare) impl_->debug_compare->add_model(model, *loaded);
   // Cancellation points from each Step's estimated time: its measured time when the profile has
   // one, else the roofline estimate max(compute, memory) (the two resources overlap).
   {
@@ -306,7 +310,9 @@ void Executor::submit(const std::string& model, std::vector<Tensor> inputs, Time
 
 void Executor::shutdown() { impl_->stop(); }
 
-std::string Executor::device_name() const { return impl_->device->device_name(); }
+std::string Executor::device_name() const {
+  return runtime::debug_device_name(impl_->options, impl_->device->device_name());
+}
 std::string Executor::backend_name() const { return impl_->device->name(); }
 std::string Executor::policy_name() const { return std::string(impl_->policy->name()); }
 
@@ -337,6 +343,7 @@ ExecutorStats Executor::stats() const {
     s.rebalances.assign(impl_->rebalances.begin(), impl_->rebalances.end());
     s.thread_moves = impl_->thread_moves;
   }
+  if (impl_->debug_compare) impl_->debug_compare->add_counts(s);
   return s;
 }
 

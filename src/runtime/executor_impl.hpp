@@ -3,6 +3,7 @@
 //   stages.cpp     the pre-process and post-process stages (conversion, upload, download, completion)
 //   dispatcher.cpp the dispatcher loop: arrivals, deadlines, who may run, the policy's pick, launch
 //   preemption.cpp pausing (at boundaries and inside Steps), dumps, restores and memory for requests
+//   debug_compare.cpp  debug = compare: each Step checked against a CPU twin (debug_compare.hpp)
 //   stage_figures.cpp  what stats() reports of each stage and model; the host stages' re-balancing
 // Threads: pre- and post-process have one or more each (runtime/stage_workers.hpp), the dispatcher
 // one; a request is touched by one thread at a time, handed on through the queues.
@@ -29,6 +30,7 @@
 #include "metrics/metrics_server.hpp"
 #include "profile/active_profile.hpp"
 #include "runtime/bounded_queue.hpp"
+#include "runtime/debug_compare.hpp"
 #include "runtime/executor_test_hooks.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
@@ -93,6 +95,9 @@ struct Request {
   // Polled by the device loops of its model's pausable Steps; null when the model has none or
   // preemption is off. Set by whichever thread sees a higher class first (preemption.cpp).
   std::unique_ptr<backend::PauseFlag> pause_flag;
+  // debug = compare: the CPU twin's side, from its first Step on (used by the dispatcher; freed with
+  // the request, its twin arena with it).
+  std::unique_ptr<DebugRequestState> debug;
 
   bool inside_step() const noexcept { return !cursor.at_start(); }
   bool started() const noexcept { return next_step > 0 || inside_step(); }
@@ -120,6 +125,7 @@ struct Executor::Impl {
   backend::Backend* device = nullptr;
   std::shared_ptr<SchedulingPolicy> policy;  // the named one, or ExecutorOptions::custom_policy
   std::unique_ptr<runtime::MemoryPool> pool;
+  std::unique_ptr<runtime::DebugCompare> debug_compare;  // debug = compare only
   std::unique_ptr<runtime::ArenaBudget> budget;
   // One stream per pre-process thread (uploads) and per post-process thread (downloads), indexed
   // by the worker; grown (never shrunk) before a worker starts, under workers_streams_mutex.

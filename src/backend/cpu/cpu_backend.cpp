@@ -116,7 +116,9 @@ void store_from_float(void* dst, DType dtype, std::size_t i, float value) {
 
 }  // namespace
 
-CpuBackend::CpuBackend() : device_name_(read_cpu_model_name()) {}
+CpuBackend::CpuBackend(std::string name, const std::string& role)
+    : name_(std::move(name)),
+      device_name_(role.empty() ? read_cpu_model_name() : role + ": " + read_cpu_model_name()) {}
 
 // Rough roofline figures for one core of a recent x86 server CPU running this backend's
 // single-threaded kernels (the packed GEMM reaches 30-50 GFLOP/s with AVX2); they only rank
@@ -165,6 +167,15 @@ int cpu_device_count() noexcept { return 1; }
 std::unique_ptr<Backend> open_cpu(int) { return make_cpu_backend(); }
 // Always there, and the last choice of "auto".
 [[maybe_unused]] const bool cpu_registered = register_backend({"cpu", 0, cpu_device_count, open_cpu});
+
+// "cpu:accel": the same kernels in a backend instance of its own, so that a test or a debug
+// session (ExecutorOptions::debug = compare) has a second device whose memory is not the reference
+// CPU backend's. Below "cpu" in preference: "auto" never picks it.
+std::unique_ptr<Backend> open_cpu_accel(int) {
+  return std::make_unique<cpu::CpuBackend>("cpu:accel", "CPU stand-in for an accelerator (test and debug device)");
+}
+[[maybe_unused]] const bool cpu_accel_registered =
+    register_backend({"cpu:accel", -1, cpu_device_count, open_cpu_accel});
 
 }  // namespace
 

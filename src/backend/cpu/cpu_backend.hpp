@@ -1,5 +1,6 @@
 // The CPU backend: host memory, streams that run each call to completion, and the reference
-// kernel of every op in docs/onnx-support.md.
+// kernel of every op in docs/onnx-support.md. Registered twice: "cpu", and "cpu:accel", a separate
+// instance standing in for an accelerator in tests and debugging (its own memory and streams).
 #pragma once
 
 #include <memory>
@@ -11,11 +12,13 @@ namespace loom::backend::cpu {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend();
+  // `name` as device strings spell it ("cpu", "cpu:accel"); `role` goes before the CPU's model
+  // name in device_name() (empty for the plain CPU backend).
+  explicit CpuBackend(std::string name = "cpu", const std::string& role = "");
 
   // Each call runs to completion on the calling thread; f32 only; no graphs.
   Capabilities capabilities() const noexcept override { return {}; }
-  std::string name() const override { return "cpu"; }
+  std::string name() const override { return name_; }
   std::string device_name() const override { return device_name_; }
   double peak_flops(DType dtype) const override;
   double peak_bandwidth() const override;
@@ -32,6 +35,7 @@ class CpuBackend final : public Backend {
   // CPU streams run each call as it is made: there is no launch cost for a graph to save.
 
  private:
+  std::string name_;
   std::string device_name_;
 };
 

@@ -565,6 +565,8 @@ std::unique_ptr<DeviceDecoder> make_cpu_decoder(const DecoderProgram& program, B
 }
 
 [[maybe_unused]] const bool registered = register_decoder_factory("cpu", make_cpu_decoder);
+// The accelerator stand-in (backend/cpu/cpu_backend.cpp) runs the same loops.
+[[maybe_unused]] const bool accel_registered = register_decoder_factory("cpu:accel", make_cpu_decoder);
 
 }  // namespace
 }  // namespace loom::backend::cpu::decoders

@@ -16,7 +16,7 @@ function(run_bench out_var)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 
-include(${CMAKE_CURRENT_LIST_DIR}/require.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../require.cmake)
 
 set(models resnet bert lstm)
 set(common --device=cpu --size=small --warmUp=50 --json)

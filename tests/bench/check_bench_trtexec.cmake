@@ -12,7 +12,7 @@
 #            run that stopped early was stable.
 cmake_minimum_required(VERSION 3.25)  # string(JSON)
 
-include(${CMAKE_CURRENT_LIST_DIR}/require.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../require.cmake)
 
 # Runs `command...`; sets <prefix>_rc, <prefix>_out and <prefix>_err. Every run has a timeout.
 function(run prefix)

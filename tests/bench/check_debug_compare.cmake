@@ -6,11 +6,7 @@
 # case: "no divergence", and --debug-inputs without --debug-compare refused.
 cmake_minimum_required(VERSION 3.25)
 
-function(require condition_text)
-  if(NOT (${ARGN}))
-    message(FATAL_ERROR "check failed: ${condition_text}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../require.cmake)
 
 execute_process(COMMAND ${LOOM_BENCH} --device=cpu:accel --debug-compare --size=small --iterations=2 --warmUp=0
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -4,7 +4,7 @@
 #   cmake -DLOOM_DECODE_BENCH=<path> -DCELL=lstm|gru -DKIND=recurrent|greedy -P check_decode_bench_json.cmake
 cmake_minimum_required(VERSION 3.25)  # string(JSON)
 
-include(${CMAKE_CURRENT_LIST_DIR}/require.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../require.cmake)
 
 set(batches 1 3)
 set(hiddens 128 256)

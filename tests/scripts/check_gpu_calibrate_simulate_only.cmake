@@ -7,11 +7,7 @@
 #   cmake -DCALIBRATE=<loom-gpu-calibrate> -DSOURCE_DIR=<repository> -DWORK_DIR=<scratch> -P check_gpu_calibrate_simulate_only.cmake
 cmake_minimum_required(VERSION 3.25)
 
-function(require condition_text)
-  if(NOT (${ARGN}))
-    message(FATAL_ERROR "check failed: ${condition_text}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../require.cmake)
 
 # require() passes its condition on as words: compare with variables by name, not with "".
 set(empty "")

@@ -4,11 +4,7 @@
 #   cmake -DGPU_CHECK=<path to scripts/gpu-check> -DWORK_DIR=<scratch folder> -P check_gpu_check_dry_run.cmake
 cmake_minimum_required(VERSION 3.25)
 
-function(require condition_text)
-  if(NOT (${ARGN}))
-    message(FATAL_ERROR "check failed: ${condition_text}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../require.cmake)
 
 # dry_run(<out var> args...): the output of `gpu-check --dry-run args... WORK_DIR/out`, which must
 # exit 0 and leave WORK_DIR/out unmade.

@@ -111,7 +111,7 @@ def main():
     run("wrong shape", make_inputs("shape", {"input_0.pb": x, "input_1.pb": np.ones((2, 3), np.float32)}),
         expect_rc=1, expect_text="the model declares")
     run("--shapes contradicting the files", good, ["--shapes", "x:4x3"], expect_rc=2, expect_text="--shapes")
-    run("bad --device", good, ["--device", "gpu"], expect_rc=2, expect_text="expected auto, cpu, cuda or cuda:N")
+    run("bad --device", good, ["--device", "gpu"], expect_rc=2, expect_text="expected auto, cpu, cpu:accel, cuda or cuda:N")
     run("--shapes of no input", good, ["--shapes", "z:4x3"], expect_rc=2, expect_text="no input 'z'")
     no_out = subprocess.run([args.loom_run, "--onnx", model, "--input-dir", good], capture_output=True, text=True)
     if no_out.returncode != 2 or "--output-dir is required" not in no_out.stderr:

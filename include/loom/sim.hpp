@@ -11,6 +11,10 @@
 //     short the memory resource waits (memory idle);
 //   - its compute phase starts when its memory phase has ended, the compute resource is free and
 //     the request's previous Step has finished computing (compute idle otherwise).
+//   - a Step whose onchip_bytes exceed the capacity is split into tiles by the planner's rule
+//     (plan::tile_step; SimOptions::tile_buffers) and runs them in order, each a memory phase then
+//     a compute phase as above, so the next tile's load overlaps this tile's compute where the
+//     capacity holds both.
 // Both resources serve Steps in dispatch order. A scheduling point occurs each time the memory
 // resource can take the next Step; a request is live from its arrival time until its last Step is
 // dispatched, and its next Step is a candidate as soon as the one before it is dispatched (so a
@@ -174,6 +178,9 @@ struct SimOptions {
   // GPU model: each Step launched as one CUDA graph (GpuDevice::graph_launch_us) or kernel by
   // kernel (launch_us each), on the one host dispatcher thread.
   bool cuda_graphs = true;
+  // The accelerator: a Step larger than onchip_capacity_bytes runs as tiles of at most
+  // capacity / tile_buffers bytes each (plan::tile_step; 2 = double buffering). At least 1.
+  std::uint64_t tile_buffers = 2;
 };
 
 // The kernel a Step without `kernels` becomes on `device`: flops = compute_us x peak_flops_f32,
@@ -198,13 +205,23 @@ std::vector<GpuKernelRun> simulate_kernels(const GpuDevice& device, const std::v
 // `kernel` alone on an idle GPU: end - start of simulate_kernels with one launch.
 double kernel_alone_us(const GpuDevice& device, const KernelSpec& kernel);
 
+// One tile of a tiled Step (the accelerator, a Step larger than the on-chip capacity).
+struct ScheduledTile {
+  std::uint64_t onchip_bytes = 0;
+  double memory_start_us = 0, memory_end_us = 0;
+  double compute_start_us = 0, compute_end_us = 0;
+};
+
 // One dispatched Step in the schedule.
 struct ScheduledStep {
   std::size_t request = 0;  // index into Workload::requests
   std::size_t step = 0;
   double decided_us = 0;  // the scheduling point at which the policy chose it
+  // A tiled Step: its first tile's memory start to its last tile's memory end, and likewise for
+  // compute.
   double memory_start_us = 0, memory_end_us = 0;
   double compute_start_us = 0, compute_end_us = 0;
+  std::vector<ScheduledTile> tiles;  // in order; empty for a Step that fits on chip whole
 };
 
 struct RequestResult {
@@ -256,7 +273,7 @@ struct SimResult {
 };
 
 // Runs `workload` under `policy`. Throws Error(invalid_argument) for a request naming an unknown
-// model, a negative time or a Step larger than the on-chip capacity (also: a duplicate model
+// model or a negative time (also: a tile_buffers of 0, a duplicate model
 // name, a model without Steps, a non-finite time, a `follows` not naming an earlier request, a
 // model arena larger than device_memory_bytes, a host-link rate that is not positive), naming the
 // field; Error(internal) when the policy answers an index outside the candidates. Same input,

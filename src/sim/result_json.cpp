@@ -120,6 +120,16 @@ std::string result_json(const SimResult& result, const Workload& workload, const
     entry["memory_end_us"] = s.memory_end_us;
     entry["compute_start_us"] = s.compute_start_us;
     entry["compute_end_us"] = s.compute_end_us;
+    if (!s.tiles.empty()) {
+      nlohmann::ordered_json tiles = nlohmann::ordered_json::array();
+      for (const ScheduledTile& t : s.tiles)
+        tiles.push_back({{"onchip_bytes", t.onchip_bytes},
+                         {"memory_start_us", t.memory_start_us},
+                         {"memory_end_us", t.memory_end_us},
+                         {"compute_start_us", t.compute_start_us},
+                         {"compute_end_us", t.compute_end_us}});
+      entry["tiles"] = std::move(tiles);
+    }
     doc["schedule"].push_back(std::move(entry));
   }
   return doc.dump(2) + "\n";

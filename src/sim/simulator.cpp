@@ -16,6 +16,7 @@
 
 #include "loom/error.hpp"
 #include "loom/sim.hpp"
+#include "plan/tiling.hpp"
 #include "sched/admission.hpp"
 #include "sched/cancellation.hpp"
 #include "sched/device_shadow.hpp"
@@ -39,7 +40,28 @@ struct Reservation {
 struct ModelFacts {
   std::vector<bool> points;  // cancellation point after each Step
   std::uint64_t arena = 0;   // device memory a request holds while it runs
+  // Per Step, its tiles when it exceeds the on-chip capacity (the accelerator), else empty.
+  std::vector<std::vector<plan::Tile>> tiles;
+  // Per Step, the on-chip bytes it needs to start: its largest tile's, or all of them.
+  std::vector<std::uint64_t> onchip_need;
 };
+
+ModelFacts model_facts(const SimModel& model, std::uint64_t capacity, const SimOptions& options) {
+  ModelFacts facts{cancellation_points(model, options), arena_bytes(model), {}, {}};
+  for (const SimStep& step : model.steps) {
+    std::vector<plan::Tile> tiles;
+    if (!options.gpu && capacity > 0 && step.onchip_bytes > capacity)
+      tiles = plan::tile_step(step.compute_us, step.memory_us, step.onchip_bytes, {capacity, options.tile_buffers});
+    std::uint64_t need = step.onchip_bytes;
+    if (!tiles.empty()) {
+      need = 0;
+      for (const plan::Tile& tile : tiles) need = std::max(need, tile.onchip_bytes);
+    }
+    facts.tiles.push_back(std::move(tiles));
+    facts.onchip_need.push_back(need);
+  }
+  return facts;
+}
 
 // Per-request progress while simulating. Requests get ids as they arrive.
 struct RequestState {
@@ -126,6 +148,9 @@ class Engine {
   bool arena_fits(std::size_t live_index) const;
   void choose_candidates(double now);
   void dispatch(std::size_t pick, double now, const AcceleratorState& state);
+  // The accelerator: the Step's memory and compute phases (each tile's, in order, for a tiled
+  // Step), holding their on-chip bytes until their compute ends.
+  ScheduledStep run_on_accelerator(RequestState& chosen, const SimStep& step, double now, double ready);
   void dump(std::size_t id, double now);
   // The GPU model (SimOptions::gpu): Steps launched by the one host dispatcher thread onto their
   // model's stream, finishing when the block scheduler says.
@@ -404,16 +429,7 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
   if (gpu_) {
     s = launch_on_gpu(chosen, step, now, ready);
   } else {
-    s.request = chosen.workload_index;
-    s.step = chosen.next_step;
-    s.decided_us = now;
-    s.memory_start_us = capacity_ready_at(held_, step.onchip_bytes, workload_.onchip_capacity_bytes, ready);
-    s.memory_end_us = s.memory_start_us + step.memory_us;
-    s.compute_start_us = std::max({s.memory_end_us, compute_free_at_, chosen.last_compute_end_us});
-    s.compute_end_us = s.compute_start_us + step.compute_us;
-    memory_free_at_ = s.memory_end_us;
-    compute_free_at_ = s.compute_end_us;
-    chosen.last_compute_end_us = s.compute_end_us;
+    s = run_on_accelerator(chosen, step, now, ready);
   }
   chosen.passed_over = 0;  // its next Step is a new candidate
   if (chosen.open_pause >= 0) {
@@ -435,7 +451,6 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
       gpu_steps_.back().last = true;
     }
   }
-  if (!gpu_ && step.onchip_bytes > 0) held_.push_back({s.compute_end_us, step.onchip_bytes});
 
   if (timeline_) {
     const std::string step_name = step_label(workload_, s, chosen.model);
@@ -456,7 +471,7 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
                                                           {"step", std::to_string(s.step)},
                                                           {"step_name", step.name},
                                                           {"onchip_bytes", std::to_string(step.onchip_bytes)}};
-    if (!gpu_) {  // the GPU model adds its kernels when they have run (gpu_step_done)
+    if (!gpu_ && s.tiles.empty()) {  // the GPU model adds its kernels when they have run (gpu_step_done)
       TraceEvent memory{step_name, "step", "sim:memory", s.memory_start_us, step.memory_us, step_args};
       memory.args["phase"] = "memory";
       memory.args["capacity_wait_us"] = number_text(s.memory_start_us - ready);
@@ -464,6 +479,30 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
       TraceEvent compute{step_name, "step", "sim:compute", s.compute_start_us, step.compute_us, step_args};
       compute.args["phase"] = "compute";
       timeline_->add(std::move(compute));
+    } else if (!gpu_) {
+      // A tiled Step: one memory and one compute event per tile, named "<step> tile k/n".
+      double memory_ready = ready;
+      for (std::size_t k = 0; k < s.tiles.size(); ++k) {
+        const ScheduledTile& tile = s.tiles[k];
+        const std::string tile_name =
+            step_name + " tile " + std::to_string(k + 1) + "/" + std::to_string(s.tiles.size());
+        std::map<std::string, std::string> tile_args = step_args;
+        tile_args["onchip_bytes"] = std::to_string(tile.onchip_bytes);
+        tile_args["tile"] = std::to_string(k);
+        tile_args["tiles"] = std::to_string(s.tiles.size());
+        TraceEvent memory{
+            tile_name, "tile", "sim:memory", tile.memory_start_us, tile.memory_end_us - tile.memory_start_us,
+            tile_args};
+        memory.args["phase"] = "memory";
+        memory.args["capacity_wait_us"] = number_text(tile.memory_start_us - memory_ready);
+        timeline_->add(std::move(memory));
+        TraceEvent compute{
+            tile_name, "tile", "sim:compute", tile.compute_start_us, tile.compute_end_us - tile.compute_start_us,
+            tile_args};
+        compute.args["phase"] = "compute";
+        timeline_->add(std::move(compute));
+        memory_ready = tile.memory_end_us;
+      }
     } else {
       timeline_->add({"launch " + step_name, "launch", "host:dispatcher", now, host_free_at_ - now, step_args});
     }
@@ -485,6 +524,47 @@ void Engine::dispatch(std::size_t pick, double now, const AcceleratorState& stat
     std::erase_if(inflight_, finished);
   }
   if (inflight_.empty()) shadow_.idle_at(host_free_at_);
+}
+
+ScheduledStep Engine::run_on_accelerator(RequestState& chosen, const SimStep& step, double now, double ready) {
+  ScheduledStep s;
+  s.request = chosen.workload_index;
+  s.step = chosen.next_step;
+  s.decided_us = now;
+  const std::uint64_t capacity = workload_.onchip_capacity_bytes;
+  const std::vector<plan::Tile>& tiles = facts_[chosen.model].tiles[chosen.next_step];
+  if (tiles.empty()) {
+    s.memory_start_us = capacity_ready_at(held_, step.onchip_bytes, capacity, ready);
+    s.memory_end_us = s.memory_start_us + step.memory_us;
+    s.compute_start_us = std::max({s.memory_end_us, compute_free_at_, chosen.last_compute_end_us});
+    s.compute_end_us = s.compute_start_us + step.compute_us;
+    if (step.onchip_bytes > 0) held_.push_back({s.compute_end_us, step.onchip_bytes});
+  } else {
+    // Tile k loads once the memory resource has loaded tile k - 1 and its bytes fit beside what
+    // is held (earlier tiles included), and computes after tile k - 1 has computed.
+    double memory_ready = ready;
+    double compute_ready = std::max(compute_free_at_, chosen.last_compute_end_us);
+    for (const plan::Tile& tile : tiles) {
+      ScheduledTile t;
+      t.onchip_bytes = tile.onchip_bytes;
+      t.memory_start_us = capacity_ready_at(held_, tile.onchip_bytes, capacity, memory_ready);
+      t.memory_end_us = t.memory_start_us + tile.memory_us;
+      t.compute_start_us = std::max(t.memory_end_us, compute_ready);
+      t.compute_end_us = t.compute_start_us + tile.compute_us;
+      if (tile.onchip_bytes > 0) held_.push_back({t.compute_end_us, tile.onchip_bytes});
+      memory_ready = t.memory_end_us;
+      compute_ready = t.compute_end_us;
+      s.tiles.push_back(t);
+    }
+    s.memory_start_us = s.tiles.front().memory_start_us;
+    s.memory_end_us = s.tiles.back().memory_end_us;
+    s.compute_start_us = s.tiles.front().compute_start_us;
+    s.compute_end_us = s.tiles.back().compute_end_us;
+  }
+  memory_free_at_ = s.memory_end_us;
+  compute_free_at_ = s.compute_end_us;
+  chosen.last_compute_end_us = s.compute_end_us;
+  return s;
 }
 
 ScheduledStep Engine::launch_on_gpu(RequestState& chosen, const SimStep& step, double now, double ready) {
@@ -604,14 +684,15 @@ void Engine::run() {
       c.arrival_us = r.arrival_us;
       c.compute_us = step.compute_us;
       c.memory_us = step.memory_us;
-      c.bytes = step.onchip_bytes;
-      c.working_set_bytes = step.onchip_bytes;
+      // A tiled Step needs its largest tile on chip at once, not its whole working set.
+      c.bytes = facts_[r.model].onchip_need[r.next_step];
+      c.working_set_bytes = c.bytes;
       c.passed_over = r.passed_over;
       c.priority = r.priority;
       c.lookahead_count = std::min(kMaxLookahead, model.steps.size() - r.next_step - 1);
       for (std::size_t k = 0; k < c.lookahead_count; ++k) {
         const SimStep& ahead = model.steps[r.next_step + 1 + k];
-        c.lookahead[k] = {ahead.compute_us, ahead.memory_us, ahead.onchip_bytes};
+        c.lookahead[k] = {ahead.compute_us, ahead.memory_us, facts_[r.model].onchip_need[r.next_step + 1 + k]};
       }
       candidates_.push_back(c);
     }
@@ -718,9 +799,11 @@ SimResult simulate(const Workload& workload, SchedulingPolicy& policy, const Sim
                 "GPU device model; leave it 0");
   if (options.gpu && options.max_inflight_steps == 0)
     throw Error(ErrorCode::invalid_argument, "simulator options: max_inflight_steps must be at least 1");
+  if (options.tile_buffers == 0)
+    throw Error(ErrorCode::invalid_argument, "simulator options: tile_buffers must be at least 1");
   std::vector<ModelFacts> facts;
   for (const SimModel& model : workload.models)
-    facts.push_back({cancellation_points(model, options), arena_bytes(model)});
+    facts.push_back(model_facts(model, workload.onchip_capacity_bytes, options));
   if (options.device_memory_bytes > 0)
     for (std::size_t r = 0; r < workload.requests.size(); ++r)
       if (facts[model_of[r]].arena > options.device_memory_bytes)

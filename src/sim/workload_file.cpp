@@ -150,8 +150,8 @@ KernelSpec read_kernel(const Reader& in, const json& value, const std::string& f
   return k;
 }
 
-SimStep read_step(const Reader& in, const json& value, const std::string& field, std::size_t index,
-                  std::uint64_t capacity, const std::string& model) {
+// A Step larger than onchip_capacity_bytes is read as any other: the simulator runs it as tiles.
+SimStep read_step(const Reader& in, const json& value, const std::string& field, std::size_t index) {
   in.expect_object(value, field);
   in.only_keys(
       value, field,
@@ -172,10 +172,6 @@ SimStep read_step(const Reader& in, const json& value, const std::string& field,
     for (std::size_t k = 0; k < kernels.size(); ++k)
       step.kernels.push_back(read_kernel(in, kernels[k], field + ".kernels[" + std::to_string(k) + "]", step.name));
   }
-  if (capacity > 0 && step.onchip_bytes > capacity)
-    in.fail(Reader::join(field, "onchip_bytes"),
-            "Step '" + step.name + "' of model '" + model + "' needs " + std::to_string(step.onchip_bytes) +
-                " bytes on chip, more than onchip_capacity_bytes = " + std::to_string(capacity));
   return step;
 }
 
@@ -210,8 +206,7 @@ Workload parse_workload(std::istream& in, const std::string& source_name) {
       reader.fail(field + ".name", "model '" + model.name + "' is defined twice");
     const json& steps = reader.array_field(value, field, "steps");
     for (std::size_t s = 0; s < steps.size(); ++s)
-      model.steps.push_back(read_step(reader, steps[s], field + ".steps[" + std::to_string(s) + "]", s,
-                                      workload.onchip_capacity_bytes, model.name));
+      model.steps.push_back(read_step(reader, steps[s], field + ".steps[" + std::to_string(s) + "]", s));
     // A model's own cancellation rule: its points are chosen here and kept as given points, so
     // they do not depend on the simulator's options.
     if (value.contains("cancellation_interval_us") || value.contains("cancellation_max_live_bytes")) {

@@ -135,11 +135,7 @@ TEST(SimWorkload, ErrorsNameTheFileAndTheField) {
   expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1}]}],
                          "requests": [{"model": "a", "arrival_us": -3}]})",
                      "requests[0].arrival_us", "negative time");
-  expect_parse_error(R"({"onchip_capacity_bytes": 100,
-                         "models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1},
-                                                            {"compute_us": 1, "memory_us": 1, "onchip_bytes": 101}]}],
-                         "requests": [{"model": "a"}]})",
-                     "models[0].steps[1].onchip_bytes", "more than onchip_capacity_bytes = 100");
+  // A Step larger than onchip_capacity_bytes is no error: it runs as tiles (test_sim_tiling.cpp).
   expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute_us": 1, "memory_us": 1}]}],)", "malformed JSON",
                      "");  // the "field" of a syntax error is the parser's text
   expect_parse_error(R"({"models": [{"name": "a", "steps": [{"compute": 1, "memory_us": 1}]}],

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "loom/placement_types.hpp"
 #include "loom/tensor.hpp"
 
 namespace loom {
@@ -131,7 +132,17 @@ struct OptimizeOptions {
   bool remove_dead_code = true;  // nodes no output depends on, unused initializers, Identity/Dropout
 };
 
-// What optimize() did, for logs and tests.
+// A node optimize() did not leave in the graph: evaluated on the host, or taken out.
+struct LoadTimeNode {
+  std::string name;
+  std::string op_type;
+  // Its class in the graph as given, with the inputs bound (graph::passes::classify_work); a node
+  // that folding itself made (a control-flow expansion's) is scalar when its outputs are small
+  // integer values.
+  WorkClass work_class = WorkClass::tensor;
+};
+
+// What optimize() did, for logs, tests and the placement report.
 struct OptimizeReport {
   std::size_t nodes_before = 0;
   std::size_t nodes_after = 0;
@@ -139,6 +150,12 @@ struct OptimizeReport {
   std::size_t fused_batch_norms = 0;
   std::size_t removed_nodes = 0;              // dead or no-op nodes dropped
   std::map<std::string, Shape> bound_inputs;  // the input shapes used
+  // Folded nodes in the order they were evaluated: scalar work (shape chains) and constant tensor
+  // work computed once on the CPU, whose values the kernels take as arguments.
+  std::vector<LoadTimeNode> folded;
+  // Nodes of the model given that are neither in the result nor folded: no-ops, dead code,
+  // BatchNorms fused into their Conv, control-flow nodes replaced by what they run.
+  std::vector<LoadTimeNode> removed;
 };
 
 // Binds symbolic input dimensions (sequence and optional inputs lowered to tensors first), then

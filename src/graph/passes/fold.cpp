@@ -62,7 +62,8 @@ std::vector<Tensor> run_on_host(const Node& node, const std::vector<const ValueI
 
 }  // namespace
 
-std::size_t fold_constants(Model& model, bool fold_outputs, LoweredValues* lowered_values) {
+std::size_t fold_constants(Model& model, bool fold_outputs, LoweredValues* lowered_values,
+                           std::vector<LoadTimeNode>* folded_nodes) {
   LoweredValues local_lowered;
   LoweredValues& lowered = lowered_values ? *lowered_values : local_lowered;
   // What a sequence or optional input shows the nodes that read it (the lowering replaces them).
@@ -181,7 +182,16 @@ std::size_t fold_constants(Model& model, bool fold_outputs, LoweredValues* lower
       kept.push_back(std::move(node));
       continue;
     }
+    // Recorded before the outputs move into initializers (a kernel the CPU lacks unrecords it).
+    const auto record_folded = [&] {
+      if (!folded_nodes) return;
+      bool scalar = true;
+      for (std::size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i)
+        scalar = scalar && (node.outputs[i].empty() || scalar_sized(outputs[i]));
+      folded_nodes->push_back({node.name, node.op_type, scalar ? WorkClass::scalar : WorkClass::tensor});
+    };
     if (shape_only) {
+      record_folded();
       model.initializers[node.outputs[0]] = node.op_type == "Size"
                                                 ? Tensor::from<std::int64_t>(Shape{}, {inputs[0]->shape.numel()})
                                                 : shape_value(node, inputs[0]->shape);
@@ -203,6 +213,7 @@ std::size_t fold_constants(Model& model, bool fold_outputs, LoweredValues* lower
       }
       throw Error(e.code(), node_label(model, node, n) + ": while folding constants: " + e.what());
     }
+    record_folded();
     for (std::size_t i = 0; i < node.outputs.size(); ++i)
       if (!node.outputs[i].empty()) model.initializers[node.outputs[i]] = std::move(results[i]);
     ++folded;

@@ -130,16 +130,34 @@ Model optimize(const Model& model, const OptimizeOptions& options, OptimizeRepor
   graph::passes::LoweredValues lowered;
   graph::passes::lower_sequence_inputs(result, options, lowered);
   local.bound_inputs = graph::passes::bind_inputs(result, options);
+  // Classes of the nodes as given (shape chains still in place), for what folding takes out.
+  std::map<std::string, WorkClass> class_before;
+  {
+    const auto work = graph::passes::classify_work(result);
+    for (std::size_t n = 0; n < result.nodes.size(); ++n) class_before[result.nodes[n].name] = work[n].work_class;
+  }
   if (options.fold_constants || !lowered.empty() || graph::uses_lowered_ops(result)) {
     // The lowering of sequence and optional ops happens while folding, so it runs for them anyway.
-    local.folded_nodes = graph::passes::fold_constants(result, false, &lowered);
+    local.folded_nodes = graph::passes::fold_constants(result, false, &lowered, &local.folded);
     graph::passes::expand_sequence_outputs(result, lowered);
   }
+  for (auto& folded : local.folded)
+    if (const auto it = class_before.find(folded.name); it != class_before.end()) folded.work_class = it->second;
   if (options.remove_dead_code) local.removed_nodes += graph::passes::remove_no_ops(result);
   if (options.fuse_batch_norm) local.fused_batch_norms = graph::passes::fuse_batch_norm(result);
   if (options.remove_dead_code) local.removed_nodes += graph::passes::remove_dead_code(result);
   infer_shapes(result);  // the compiled graph must be consistent; errors name node and op
   local.nodes_after = result.nodes.size();
+  {
+    std::set<std::string> accounted;
+    for (const auto& node : result.nodes) accounted.insert(node.name);
+    for (const auto& folded : local.folded) accounted.insert(folded.name);
+    for (const auto& node : model.nodes)
+      if (!accounted.count(node.name)) {
+        const auto it = class_before.find(node.name);
+        local.removed.push_back({node.name, node.op_type, it != class_before.end() ? it->second : WorkClass::tensor});
+      }
+  }
   if (report) *report = std::move(local);
   return result;
 }

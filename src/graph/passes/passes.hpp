@@ -22,6 +22,32 @@ std::map<std::string, Shape> bind_inputs(Model& model, const OptimizeOptions& op
 
 struct LoweredValues;  // sequences.hpp
 
+// --- Classification (MISSION.md §2: tensor work and scalar work; docs/placement.md) ---
+
+// Values of at most this many elements, of an integer or bool dtype, are scalar-sized: shapes,
+// indices, trip counts. A float value is never scalar-sized (it is data).
+inline constexpr std::int64_t kScalarMaxElements = 64;
+bool scalar_sized(const ValueInfo& value) noexcept;
+
+// One node's class and the scalar values its kernel takes as arguments.
+struct NodeWork {
+  WorkClass work_class = WorkClass::tensor;
+  // Which rule decided: "shape metadata" (Shape, Size), "index math on scalar values",
+  // "computes shape or control inputs", or "tensor work".
+  std::string rule;
+  // Inputs at the op's host_inputs positions (values that decide shapes: Reshape's shape, Slice's
+  // starts...) and control inputs (If's cond, Loop's trip count and cond), in input order.
+  std::vector<std::string> scalar_arguments;
+};
+
+// Marks each node of `model` (in order) tensor or scalar work: Shape and Size are scalar; so is a
+// node whose inputs and outputs are all scalar-sized and that either computes only from constants
+// and scalar nodes' outputs, or whose outputs feed only scalar arguments and scalar nodes. Every
+// other node is tensor work. Shapes come from inferring node by node with the initializers known,
+// so a model whose shape chains are not folded yet classifies too (a value whose shape depends on
+// a computed one counts as not scalar-sized). Never throws for a node it cannot infer.
+std::vector<NodeWork> classify_work(const Model& model);
+
 // Walks the nodes in order, inferring shapes; a node whose every input is a constant (or a Shape
 // node, which needs only its input's static shape; or a Constant node) is run once on the host by
 // the CPU backend and its outputs become initializers. A node producing a graph output stays a node
@@ -29,7 +55,9 @@ struct LoweredValues;  // sequences.hpp
 // lowered to tensor values on the way (lower_sequence_node(), recorded in `lowered`; without one,
 // as in a subgraph, an output still holding a sequence or an optional is Error(unsupported)).
 // Nodes with subgraphs go through expand_control_flow() first. Returns the number of nodes folded.
-std::size_t fold_constants(Model& model, bool fold_outputs = false, LoweredValues* lowered = nullptr);
+// `folded`, when given, receives each folded node (name, op type; class by scalar_sized outputs).
+std::size_t fold_constants(Model& model, bool fold_outputs = false, LoweredValues* lowered = nullptr,
+                           std::vector<LoadTimeNode>* folded = nullptr);
 
 // Control flow at load (control_flow.cpp), for a node with subgraphs whose inputs are `inputs`
 // (static shapes) and `constants` (values known on the host), as fold_constants() sees them. Each

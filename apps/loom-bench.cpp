@@ -34,6 +34,7 @@
 #include "bench_sweep.hpp"
 #include "cli_support.hpp"
 #include "debug_report.hpp"
+#include "placement_flags.hpp"
 #include "loom/loom.hpp"
 #include "model_flags.hpp"
 
@@ -100,7 +101,8 @@ struct BenchOptions {
   bool live = false;                            // --live: the live view on stderr
   int metrics_port = 0;                         // ExecutorOptions::metrics_port
   std::string metrics_address = "127.0.0.1";
-  cli::DebugFlags debug;                        // --debug, --debug-compare, --debug-tolerance
+  cli::DebugFlags debug;          // --debug, --debug-compare, --debug-tolerance
+  cli::PlacementFlags placement;  // --placement-th1, --placement-th2, ...
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
   bool concurrency_given = false;
@@ -941,6 +943,8 @@ int run_bench(BenchOptions options) {
   executor_options.metrics_address = options.metrics_address;
   loom::bench::apply_stage_flags(options.stages, executor_options);
   cli::apply_debug_flags(options.debug, executor_options);
+  loom::LoadOptions placement_load;  // the placement part of every model's LoadOptions
+  cli::apply_placement_flags(options.placement, placement_load, executor_options);
   auto executor = std::make_unique<loom::Executor>(executor_options);
   if (options.fp16 && executor->backend_name() != "cuda")
     throw cli::UsageError("--fp16 needs a CUDA device, but the executor runs on " + executor->device_name());
@@ -1039,6 +1043,7 @@ int run_bench(BenchOptions options) {
     for (const auto& [name, model] : models) {
       loom::LoadOptions load;
       load.name = name;
+      load.placement = placement_load.placement;
       if (auto it = stream_priorities.find(name); it != stream_priorities.end())
         load.stream_priority = static_cast<int>(it->second);
       load.persistent_grid_max_sms = options.persistent_grid_max_sms;
@@ -1466,6 +1471,7 @@ int main(int argc, char** argv) {
         ->type_name("N")
         ->capture_default_str();
     cli::add_debug_flags(app, options.debug);
+    cli::add_placement_flags(app, options.placement);
     app.add_flag("--json", options.json, "Print one JSON document on stdout instead of the text summary");
     app.add_flag("--live", options.live,
                  "Draw a live view on stderr while the benchmark runs (instead of the progress bar): utilisation "

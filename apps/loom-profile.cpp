@@ -1,6 +1,7 @@
 // loom-profile: measures a device's peak figures and every Step of the built-in models into a
 // device profile (profiles/<device>.json, read by the executor at start), and prints how far the
-// planner's roofline estimates are from the measured times.
+// planner's roofline estimates are from the measured times. With --library it measures the
+// placement pass's function library instead (profiles/library/<device>.json, docs/placement.md).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "cli_support.hpp"
 #include "loom/loom.hpp"
+#include "loom/placement.hpp"
 #include "loom/profile.hpp"
 
 namespace cli = loom::cli;
@@ -34,6 +36,12 @@ struct Options {
   std::string output;
   std::string output_dir = "profiles";
   bool no_probes = false;
+  // --library: the function library instead of a device profile.
+  bool library = false;
+  std::vector<std::string> library_processors;
+  std::vector<std::string> library_ops;
+  double library_max_work = 0;
+  std::string library_defaults;  // --library-defaults FILE: write the built-in defaults and exit
 };
 
 void progress(const std::string& line) { std::fprintf(stderr, "loom-profile: %s\n", line.c_str()); }
@@ -148,7 +156,57 @@ void merge(loom::DeviceProfile& profile, loom::ModelProfile entry) {
   profile.models.push_back(std::move(entry));
 }
 
+// --library: every op kind at its ladder of sizes on every processor, and each processor's link.
+int run_library(const Options& options, const std::string& command) {
+  loom::FunctionLibrary library;
+  std::string path = options.output;
+  if (!options.library_defaults.empty()) {
+    library = loom::default_function_library();
+    path = options.library_defaults;
+  } else {
+    loom::ProfilerOptions opened;
+    opened.device = options.device;
+    const std::string device_name = loom::Profiler(opened).device_name();
+    if (path.empty()) {
+      path = (std::filesystem::path(options.output_dir) / loom::function_library_file_name(device_name)).string();
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    }
+    progress("function library for " + device_name + ", writing " + path);
+    loom::LibraryMeasureOptions measure;
+    measure.processors = options.library_processors;
+    measure.op_kinds = options.library_ops;
+    measure.max_work = options.library_max_work;
+    measure.runs = options.runs;
+    measure.warmup = options.warmup;
+    measure.progress = progress;
+    library = loom::measure_function_library(measure);
+    library.created = iso_now();
+    library.loom_version = loom::version();
+    library.command = command;
+  }
+  std::printf("Machine:   %s\n", library.machine.c_str());
+  std::printf("Method:    %s\n", library.method.c_str());
+  std::printf("\n  %-10s %4s %9s %9s %12s %12s %12s %14s\n", "processor", "host", "launch_us", "fixed_us", "flops/us",
+              "bytes/us", "link_lat_us", "link_bytes/us");
+  for (const auto& p : library.processors)
+    std::printf("  %-10s %4s %9.3f %9.3f %12.4g %12.4g %12.3f %14.4g   round trip %.3f us\n", p.name.c_str(),
+                p.host ? "yes" : "no", p.launch_us, p.fixed_us, p.flops_per_us, p.bytes_per_us, p.link_latency_us,
+                p.link_bytes_per_us, p.round_trip_us);
+  if (!library.entries.empty())
+    std::printf("\n  %-10s %-10s %-5s %6s %12s %12s %10s %10s %10s %10s\n", "processor", "op", "dtype", "bucket",
+                "work", "time_us", "t_us", "a_us", "s_us", "o_us");
+  for (const auto& e : library.entries)
+    std::printf("  %-10s %-10s %-5s %6d %12.4g %12.3f %10.3f %10.3f %10.3f %10.3f\n", e.processor.c_str(), e.op.c_str(),
+                std::string(loom::dtype_name(e.dtype)).c_str(), e.bucket, e.work, e.time_us, e.terms.transfer_us,
+                e.terms.accumulated_us, e.terms.speed_us, e.terms.complexity_us);
+  loom::write_function_library(library, path);
+  std::printf("\nLibrary:   %s (%zu processors, %zu entries)\n", path.c_str(), library.processors.size(),
+              library.entries.size());
+  return 0;
+}
+
 int run(const Options& options, const std::string& command) {
+  if (options.library || !options.library_defaults.empty()) return run_library(options, command);
   loom::ProfilerOptions profiler_options;
   profiler_options.device = options.device;
   profiler_options.runs = options.runs;
@@ -237,7 +295,8 @@ median and worst measured/roofline ratio. Progress goes to stderr.
 Examples:
   loom-profile                                    # the default workload, batch 1, on this device
   loom-profile --models resnet,lstm --batch 1,8 --fp16
-  loom-profile --device cpu --models lstm --size small --runs 5 --output /tmp/cpu.json)"};
+  loom-profile --device cpu --models lstm --size small --runs 5 --output /tmp/cpu.json
+  loom-profile --library --runs 20               # the function library of this machine's processors)"};
   app.get_formatter()->column_width(34);
 
   app.add_option("--device", options.device, "auto (CUDA when a GPU is present, else CPU), cpu, cuda or cuda:N")
@@ -275,6 +334,25 @@ Examples:
       ->capture_default_str()
       ->excludes(output);
   app.add_flag("--no-probes", options.no_probes, "Skip the co-run measurements (slowdowns are written as 0)");
+  app.add_flag("--library", options.library,
+               "Measure the placement pass's function library instead: each op kind at a ladder of sizes on every "
+               "processor this build can open (cpu, cpu:accel, cuda where present) and the link to each, into "
+               "--output or --output-dir/library/<device>.json (docs/placement.md)");
+  app.add_option("--library-processors", options.library_processors,
+                 "With --library: only these processors, comma list (default: every one present)")
+      ->delimiter(',')
+      ->type_name("NAME[,NAME...]");
+  app.add_option("--library-ops", options.library_ops,
+                 "With --library: only these op kinds (matmul, conv, pointwise, reduce, pool, layout, scalar)")
+      ->delimiter(',')
+      ->type_name("KIND[,KIND...]");
+  app.add_option("--library-max-work", options.library_max_work,
+                 "With --library: skip ladder sizes above this many work units (max(FLOPs, output elements))")
+      ->check(cli::non_negative_number())
+      ->type_name("N");
+  app.add_option("--library-defaults", options.library_defaults,
+                 "Write the built-in default function library (no measurement) to FILE and exit")
+      ->type_name("FILE");
 
   try {
     app.parse(argc, argv);

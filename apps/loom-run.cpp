@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <string>
@@ -17,6 +18,7 @@
 #include "debug_report.hpp"
 #include "loom/loom.hpp"
 #include "model_flags.hpp"
+#include "placement_flags.hpp"
 
 namespace cli = loom::cli;
 namespace fs = std::filesystem;
@@ -42,6 +44,8 @@ struct RunOptions {
   bool list_devices = false;
   cli::DebugFlags debug;
   std::string debug_inputs;  // where to write the inputs of a divergent request
+  cli::PlacementFlags placement;
+  std::string placement_report;  // --placement-report FILE
 };
 
 int list_devices() {
@@ -174,6 +178,26 @@ bool report_divergence(const loom::DebugReport& report, const std::string& input
   return diverged;
 }
 
+// --placement-report: the JSON report (docs/placement.md) and one summary line.
+void write_placement_report(const loom::ModelInfo& info, const std::string& path) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw cli::UsageError("--placement-report: cannot open '" + path + "' for writing");
+  out << loom::placement_report_json(info);
+  out.close();
+  if (!out) throw loom::Error(loom::ErrorCode::invalid_argument, "--placement-report: writing '" + path + "' failed");
+  std::map<std::string, std::size_t> by_processor;
+  std::size_t scalar = 0;
+  for (const auto& node : info.placement.nodes) {
+    ++by_processor[node.processor];
+    scalar += node.work_class == loom::WorkClass::scalar ? 1 : 0;
+  }
+  std::string counts;
+  for (const auto& [processor, count] : by_processor)
+    counts += (counts.empty() ? "" : ", ") + processor + " " + std::to_string(count);
+  std::printf("Placed:  %zu nodes (%zu scalar work), figures from %s: %s; report in %s\n", info.placement.nodes.size(),
+              scalar, info.placement.library.c_str(), counts.c_str(), path.c_str());
+}
+
 int run(const RunOptions& options) {
   if (options.list_devices) return list_devices();
   for (const auto& [flag, value] : {std::pair{"--onnx", &options.onnx}, std::pair{"--input-dir", &options.input_dir},
@@ -194,6 +218,9 @@ int run(const RunOptions& options) {
   loom::ExecutorOptions executor_options;
   executor_options.device = options.device;
   cli::apply_debug_flags(options.debug, executor_options);
+  cli::apply_placement_flags(options.placement, load, executor_options);
+  if (!options.placement_report.empty() && options.placement.off)
+    throw cli::UsageError("--placement-report needs the placement pass; drop --no-placement");
   if (!options.debug_inputs.empty() && executor_options.debug != loom::DebugMode::compare)
     throw cli::UsageError("--debug-inputs applies to --debug-compare");
   loom::Executor executor(executor_options);
@@ -205,6 +232,7 @@ int run(const RunOptions& options) {
   for (std::size_t i = 0; i < info.inputs.size(); ++i)
     std::printf("  in   input_%zu  %s %s %s\n", i, info.inputs[i].name.c_str(),
                 info.inputs[i].shape.to_string().c_str(), std::string(loom::dtype_name(info.inputs[i].dtype)).c_str());
+  if (!options.placement_report.empty()) write_placement_report(info, options.placement_report);
 
   std::vector<double> times_ms;
   const loom::Outputs outputs = run_model(executor, load.name, inputs, options.iterations, &times_ms);
@@ -289,6 +317,8 @@ Examples:
   loom-run --onnx model.onnx --input-dir in --output-dir out --device cuda --check --rtol 1e-3
   loom-run --onnx model.onnx --input-dir in --output-dir out --device cuda --debug-compare --debug-inputs bad
   loom-run --onnx yolo.onnx --input-dir in --output-dir out --iterations 20
+  loom-run --onnx model.onnx --input-dir in --output-dir out --placement-report placement.json \
+           --placement-processors cpu:accel,cpu --placement-th1 1 --placement-th2 200
   loom-run --list-devices)";
 
 }  // namespace
@@ -351,6 +381,11 @@ int main(int argc, char** argv) {
                    "With --debug-compare: write the inputs of the first request that diverged into DIR as "
                    "input_0.pb, ... (the --input-dir layout)")
         ->type_name("DIR");
+    cli::add_placement_flags(app, options.placement);
+    app.add_option("--placement-report", options.placement_report,
+                   "Write the placement pass's decisions as JSON to FILE: per node its op, class (tensor or scalar "
+                   "work), processor, reason and the c = t + a, p = s + o figures on every processor")
+        ->type_name("FILE");
     app.add_flag("--list-devices", options.list_devices,
                  "Print the devices this build can run on, one per line (cpu, cuda:0, ...), and exit");
   } catch (const std::exception& e) {

@@ -15,6 +15,7 @@
 #include "loom/debug.hpp"
 #include "loom/model.hpp"
 #include "loom/model_info.hpp"
+#include "loom/placement_types.hpp"
 #include "loom/policy.hpp"
 #include "loom/stats.hpp"
 #include "loom/tensor.hpp"
@@ -64,6 +65,10 @@ struct ExecutorOptions {
   // Device profile with measured Step costs: "auto" (find_profile() for this device), "none", or
   // a path to a profile JSON file (an unreadable file is an Error(invalid_argument)).
   std::string profile = "auto";
+  // Function library for the placement pass (loom/placement.hpp, docs/placement.md): "auto"
+  // (find_function_library() for this device, else the built-in defaults), "defaults", or a path
+  // to a library JSON file (an unreadable file is an Error(invalid_argument)).
+  std::string function_library = "auto";
   // Record a timeline (timed events around every Step and copy, scheduling decisions, request
   // lives); read it with Executor::timeline(). Off by default: timing events cost a little.
   bool record_timeline = false;
@@ -131,6 +136,12 @@ struct LoadOptions {
   // longer fit on chip and are then read through L2 every step). A cap too small for the hidden
   // size sends the node to the per-step path. Negative: Error(invalid_argument). Ignored on the CPU.
   int persistent_grid_max_sms = 0;
+  // The placement pass (MISSION.md §2, docs/placement.md): each node classified tensor or scalar
+  // work and placed on a processor by the source text's rule with thresholds th1/th2, from the
+  // executor's function library; the result is ModelInfo::placement. Advisory for now: every
+  // Step still runs on the executor's device. A processor that cannot be opened, or a threshold
+  // that is not a number, is Error(invalid_argument) from load().
+  PlacementOptions placement;
   // The application's formats (MISSION.md §4): pre_process turns a request's tensors as submitted
   // into the model's inputs, post_process the model's outputs into what the caller receives. They
   // run on the host stages' threads (StageThreadOptions), so they overlap other requests' device

@@ -7,6 +7,7 @@
 #include "loom/executor.hpp"
 #include "loom/model.hpp"
 #include "loom/onnx.hpp"
+#include "loom/placement.hpp"
 #include "loom/policy.hpp"
 #include "loom/profile.hpp"
 #include "loom/sim.hpp"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loom/model.hpp"
+#include "loom/placement_types.hpp"
 
 namespace loom {
 
@@ -61,6 +62,9 @@ struct ModelInfo {
   std::string fingerprint;             // model_fingerprint() of the model at the compute dtype
   std::string cost_source;             // "profile <path>" or "roofline"
   DType compute_dtype = DType::f32;    // what the Steps compute in (ExecutorOptions::compute_dtype)
+  // Where each node would run and why (LoadOptions::placement, docs/placement.md). Advisory: the
+  // executor still runs every Step on its own device.
+  ModelPlacement placement;
 };
 
 }  // namespace loom

@@ -14,4 +14,13 @@ std::vector<std::filesystem::path> profile_directories() {
   return directories;
 }
 
+std::optional<std::string> find_in_profile_directories(const std::string& relative) {
+  for (const auto& directory : profile_directories()) {
+    const std::filesystem::path candidate = directory / relative;
+    std::error_code error;
+    if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();
+  }
+  return std::nullopt;
+}
+
 }  // namespace loom::core

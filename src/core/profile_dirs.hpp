@@ -3,11 +3,17 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace loom::core {
 
 // $LOOM_PROFILE_DIR when set, ./profiles, then the installed share/loom/profiles.
 std::vector<std::filesystem::path> profile_directories();
+
+// The first <directory>/<relative> that is a regular file, in profile_directories() order;
+// nullopt when none is.
+std::optional<std::string> find_in_profile_directories(const std::string& relative);
 
 }  // namespace loom::core

@@ -2,13 +2,14 @@
 // where the executor looks for them.
 #include <cctype>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <istream>
 
 #include <nlohmann/json.hpp>
 
 #include "loom/error.hpp"
+#include "core/atomic_file.hpp"
+#include "core/json_fields.hpp"
 #include "core/profile_dirs.hpp"
 #include "loom/profile.hpp"
 
@@ -21,65 +22,7 @@ using ordered_json = nlohmann::ordered_json;
 
 constexpr int kFormatVersion = 1;
 
-// Reads one JSON document field by field; every error names the file and the field's path
-// (e.g. "models[1].steps[0].measured_us").
-class FieldReader {
- public:
-  explicit FieldReader(std::string path) : path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
-    throw Error(ErrorCode::invalid_argument, "profile '" + path_ + "': field '" + field + "': " + problem);
-  }
-
-  const json& require(const json& object, const std::string& parent, const char* key) const {
-    const auto it = object.find(key);
-    if (it == object.end()) fail(join(parent, key), "missing");
-    return *it;
-  }
-
-  std::string string(const json& object, const std::string& parent, const char* key, bool required) const {
-    const json* value = lookup(object, parent, key, required);
-    if (!value) return {};
-    if (!value->is_string()) fail(join(parent, key), "expected a string, got " + type_of(*value));
-    return value->get<std::string>();
-  }
-
-  double number(const json& object, const std::string& parent, const char* key, bool required) const {
-    const json* value = lookup(object, parent, key, required);
-    if (!value) return 0;
-    if (!value->is_number()) fail(join(parent, key), "expected a number, got " + type_of(*value));
-    const double result = value->get<double>();
-    if (result < 0) fail(join(parent, key), "expected a number >= 0, got " + value->dump());
-    return result;
-  }
-
-  const json& array(const json& object, const std::string& parent, const char* key) const {
-    const json& value = require(object, parent, key);
-    if (!value.is_array()) fail(join(parent, key), "expected an array, got " + type_of(value));
-    return value;
-  }
-
-  const json& object(const json& value, const std::string& field) const {
-    if (!value.is_object()) fail(field, "expected an object, got " + type_of(value));
-    return value;
-  }
-
-  static std::string join(const std::string& parent, const std::string& key) {
-    return parent.empty() ? key : parent + "." + key;
-  }
-  static std::string index(const std::string& parent, std::size_t i) { return parent + "[" + std::to_string(i) + "]"; }
-
- private:
-  const json* lookup(const json& object, const std::string& parent, const char* key, bool required) const {
-    const auto it = object.find(key);
-    if (it != object.end()) return &*it;
-    if (required) fail(join(parent, key), "missing");
-    return nullptr;
-  }
-  static std::string type_of(const json& value) { return value.type_name(); }
-
-  std::string path_;
-};
+using core::FieldReader;
 
 StepProfile read_step(const FieldReader& reader, const json& value, const std::string& field) {
   reader.object(value, field);
@@ -141,17 +84,10 @@ DeviceProfile parse_profile(std::istream& in, const std::string& source_name) {
     throw Error(ErrorCode::invalid_argument, "profile '" + source_name + "': not valid JSON: " + e.what());
   }
 
-  const FieldReader reader(source_name);
+  const FieldReader reader("profile '" + source_name + "'");
   reader.object(doc, "(document)");
   DeviceProfile profile;
-  const json& version = reader.require(doc, "", "format_version");
-  if (!version.is_number_integer())
-    reader.fail("format_version", std::string("expected an integer, got ") + version.type_name());
-  // Compared as the JSON number, not narrowed to int first (2^32 + 1 is not version 1).
-  if (version != kFormatVersion)
-    reader.fail("format_version", "version " + version.dump() + " is not supported (this Loom reads version " +
-                                      std::to_string(kFormatVersion) + ")");
-  profile.format_version = kFormatVersion;
+  profile.format_version = reader.format_version(doc, kFormatVersion);
   profile.device_name = reader.string(doc, "", "device_name", true);
   profile.created = reader.string(doc, "", "created", false);
   profile.loom_version = reader.string(doc, "", "loom_version", false);
@@ -190,22 +126,7 @@ void write_profile(const DeviceProfile& profile, const std::string& path) {
                            {"method", profile.peaks.method}}},
                          {"models", std::move(models)}};
 
-  // Written beside the target and renamed over it, so a reader never sees half a profile.
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out)
-      throw Error(ErrorCode::invalid_argument, "profile '" + path + "': cannot open '" + temporary + "' for writing");
-    out << doc.dump(2) << '\n';
-    out.close();
-    if (!out) throw Error(ErrorCode::invalid_argument, "profile '" + path + "': writing '" + temporary + "' failed");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw Error(ErrorCode::invalid_argument, "profile '" + path + "': cannot write the file");
-  }
+  core::write_file_atomically(path, doc.dump(2) + "\n", "profile '" + path + "'");
 }
 
 std::string profile_file_name(const std::string& device_name) {
@@ -227,13 +148,7 @@ std::string profile_file_name(const std::string& device_name) {
 }
 
 std::optional<std::string> find_profile(const std::string& device_name) {
-  const std::string file = profile_file_name(device_name);
-  for (const auto& directory : core::profile_directories()) {
-    const std::filesystem::path candidate = directory / file;
-    std::error_code error;
-    if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();
-  }
-  return std::nullopt;
+  return core::find_in_profile_directories(profile_file_name(device_name));
 }
 
 }  // namespace loom

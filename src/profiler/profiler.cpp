@@ -42,33 +42,6 @@ std::string format_us(double us) {
   return text.str();
 }
 
-// Times `body(i)` for i in [0, warmup + runs): `before(i)` runs first, outside the timed events;
-// the first `warmup` runs are not kept. Returns the timed runs' microseconds, in order.
-std::vector<double> time_runs(backend::Stream& stream, int warmup, int runs, const std::function<void(int)>& before,
-                              const std::function<void(int)>& body) {
-  std::vector<std::pair<std::unique_ptr<backend::Event>, std::unique_ptr<backend::Event>>> events;
-  events.reserve(static_cast<std::size_t>(runs));
-  for (int i = 0; i < warmup + runs; ++i) {
-    if (before) before(i);
-    if (i < warmup) {
-      body(i);
-      continue;
-    }
-    auto start = stream.record_timed();
-    body(i);
-    auto end = stream.record_timed();
-    events.emplace_back(std::move(start), std::move(end));
-  }
-  stream.synchronize();
-  std::vector<double> us;
-  us.reserve(events.size());
-  for (auto& [start, end] : events) {
-    end->synchronize();
-    us.push_back(end->microseconds_since(*start));
-  }
-  return us;
-}
-
 // A rows x cols host tensor uniform in [-1, 1), stored as `dtype`.
 Tensor random_matrix(std::int64_t rows, std::int64_t cols, DType dtype, std::uint64_t seed) {
   Tensor values(DType::f32, Shape{rows, cols});
@@ -170,6 +143,31 @@ struct StepTimer {
 };
 
 }  // namespace
+
+std::vector<double> time_runs(backend::Stream& stream, int warmup, int runs, const std::function<void(int)>& before,
+                              const std::function<void(int)>& body) {
+  std::vector<std::pair<std::unique_ptr<backend::Event>, std::unique_ptr<backend::Event>>> events;
+  events.reserve(static_cast<std::size_t>(runs));
+  for (int i = 0; i < warmup + runs; ++i) {
+    if (before) before(i);
+    if (i < warmup) {
+      body(i);
+      continue;
+    }
+    auto start = stream.record_timed();
+    body(i);
+    auto end = stream.record_timed();
+    events.emplace_back(std::move(start), std::move(end));
+  }
+  stream.synchronize();
+  std::vector<double> us;
+  us.reserve(events.size());
+  for (auto& [start, end] : events) {
+    end->synchronize();
+    us.push_back(end->microseconds_since(*start));
+  }
+  return us;
+}
 
 double median(std::vector<double> samples) {
   if (samples.empty()) return 0;

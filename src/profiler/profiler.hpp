@@ -5,6 +5,7 @@
 // above the runtime; src/profile/ (the profiles themselves) sits below it.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -15,6 +16,12 @@ namespace loom::profile {
 
 // Median of `samples` (the mean of the middle two for an even count); 0 for none.
 double median(std::vector<double> samples);
+
+// Times `body(i)` for i in [0, warmup + runs) on `stream`, each between two timed events;
+// `before(i)` (may be empty) runs first, outside them; the first `warmup` runs are not kept.
+// Returns the timed runs' microseconds, in order, after one synchronisation.
+std::vector<double> time_runs(backend::Stream& stream, int warmup, int runs, const std::function<void(int)>& before,
+                              const std::function<void(int)>& body);
 
 // GEMM FLOP/s per dtype (f16 left 0 where the backend's MatMul rejects f16) and copy bandwidth
 // (bytes read + written per second), each the median of options.runs timed runs.

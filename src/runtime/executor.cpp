@@ -92,6 +92,7 @@ Executor::Impl::Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks
   device_holder = backend::open_backend(options.debug == DebugMode::cpu ? "cpu" : options.device);
   device = device_holder.get();
   profile = profile::resolve_profile(options.profile, device->device_name());
+  library = placement::resolve_function_library(options.function_library, device->device_name());
   if (options.compute_dtype == DType::f16 && !device->capabilities().f16_compute)
     throw Error(ErrorCode::unsupported, "f16 compute needs a backend that computes in f16 (CUDA); device '" +
                                             options.device + "' resolved to " + device->name());
@@ -235,7 +236,22 @@ void Executor::load(const Model& original, const LoadOptions& options) {
       throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
   }
   trace::ScopedRange range("load " + name);
-  const Model model = optimize(original, options.optimize);
+  OptimizeReport optimized;
+  const Model model = optimize(original, options.optimize, &optimized);
+  // Where each node would run (docs/placement.md); recorded, not yet executed elsewhere.
+  ModelPlacement placement;
+  if (options.placement.enabled) {
+    std::vector<std::string> available;
+    for (const backend::BackendEntry& entry : backend::registered_backends())
+      if (entry.device_count() > 0) available.push_back(entry.name);
+    try {
+      const auto processors =
+          placement::choose_processors(options.placement, impl_->device->name(), impl_->library.library, available);
+      placement = placement::place_model(model, optimized, impl_->library, processors, options.placement);
+    } catch (const Error& e) {
+      throw Error(e.code(), "load '" + name + "': " + e.what());
+    }
+  }
   std::unique_lock lock(impl_->models_mutex);
   auto loaded = std::make_unique<runtime::LoadedModel>(
       model, name, impl_->models.size(), impl_->options.compute_dtype, *impl_->device, *impl_->pool,
@@ -244,6 +260,7 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   loaded->apply_profile(impl_->profile);
   loaded->set_graphs_enabled(impl_->options.cuda_graphs);
   loaded->set_op_ranges(impl_->options.nvtx_op_ranges);
+  loaded->set_placement(std::move(placement));
   if (impl_->debug_compare) impl_->debug_compare->add_model(model, *loaded);
   // Cancellation points from each Step's estimated time: its measured time when the profile has
   // one, else the roofline estimate max(compute, memory) (the two resources overlap).

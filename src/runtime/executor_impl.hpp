@@ -28,6 +28,7 @@
 #include "loom/executor.hpp"
 #include "loom/policy.hpp"
 #include "metrics/metrics_server.hpp"
+#include "placement/place_model.hpp"
 #include "profile/active_profile.hpp"
 #include "runtime/bounded_queue.hpp"
 #include "runtime/debug_compare.hpp"
@@ -170,8 +171,9 @@ struct Executor::Impl {
   // costs a host wait per device loop on CUDA (the progress read-back) and rules out its graph,
   // so with nothing of a higher class ever seen, pausable Steps run exactly as other Steps do.
   std::atomic<int> top_class_submitted{-1};
-  bool pre_process_done = false;   // guarded by running_mutex
-  profile::ActiveProfile profile;  // resolved from options.profile at start
+  bool pre_process_done = false;     // guarded by running_mutex
+  profile::ActiveProfile profile;    // resolved from options.profile at start
+  placement::ActiveLibrary library;  // resolved from options.function_library at start
   Timeline timeline;
   // Set when options.stage_timing or options.record_timeline: the device clock's epoch.
   std::unique_ptr<trace::TimelineClock> timeline_clock;

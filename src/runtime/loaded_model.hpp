@@ -51,6 +51,9 @@ class LoadedModel {
   // Marks the boundary after Step s as a cancellation point when points[s] (one flag per Step),
   // in info().
   void set_cancellation_points(const std::vector<bool>& points);
+  // Records where the placement pass would run each node (info().placement); nothing runs
+  // differently for it.
+  void set_placement(ModelPlacement placement) { info_.placement = std::move(placement); }
 
   // Enqueues the kernels of Step `step` for the request whose arena starts at `arena`. With graphs
   // on (see set_graphs_enabled), a Step's first run is plain launches, a run for an arena without

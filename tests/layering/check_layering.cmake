@@ -60,13 +60,15 @@ loom_layer(metrics PATHS src/metrics/ USES api)
 loom_layer(trace PATHS src/trace/ include/loom/trace.hpp USES backend)  # timed events of the seam
 loom_layer(profile PATHS src/profile/ include/loom/profile.hpp USES plan backend)
 loom_layer(sim PATHS src/sim/ include/loom/sim.hpp USES plan sched trace)
+# Classification comes from passes; library files are named as device profiles are.
+loom_layer(placement PATHS src/placement/ include/loom/placement.hpp USES passes profile)
 # The DecodeEngine reaches each backend's decoder loops through the seam's registry only; its runs
 # are NVTX ranges (trace).
 loom_layer(decode PATHS src/decode/ include/loom/decode.hpp USES backend trace)
 # The runtime talks to the backend seam only, never to backend-cpu or backend-cuda.
-loom_layer(runtime PATHS src/runtime/ include/loom/executor.hpp USES plan backend sched trace profile metrics)
+loom_layer(runtime PATHS src/runtime/ include/loom/executor.hpp USES plan backend sched trace profile metrics placement)
 loom_layer(profiler PATHS src/profiler/ USES runtime profile)  # loads models as the runtime does
-loom_layer(everything PATHS include/loom/loom.hpp USES onnx workloads runtime sim decode profile)
+loom_layer(everything PATHS include/loom/loom.hpp USES onnx workloads runtime sim decode profile placement)
 
 # Includes allowed against the table, each with the reason: "<file>|<included path>". An entry is
 # a debt to pay back by moving a type or function down; keep the list short (empty today).

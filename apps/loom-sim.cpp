@@ -157,9 +157,16 @@ void print_summary(const loom::sim::SimResult& r, const loom::sim::Workload& w, 
   }
   if (r.options.gpu)
     std::printf("On-chip:       not modelled on the GPU (SM occupancy limits co-residence)\n");
-  else if (w.onchip_capacity_bytes > 0)
-    std::printf("On-chip:       %llu bytes\n", static_cast<unsigned long long>(w.onchip_capacity_bytes));
-  else
+  else if (w.onchip_capacity_bytes > 0) {
+    std::size_t tiled = 0, tiles = 0;
+    for (const auto& s : r.schedule) {
+      tiled += s.tiles.empty() ? 0 : 1;
+      tiles += s.tiles.size();
+    }
+    std::printf("On-chip:       %llu bytes; %zu dispatched Steps larger than that ran as %zu tiles (%llu buffers)\n",
+                static_cast<unsigned long long>(w.onchip_capacity_bytes), tiled, tiles,
+                static_cast<unsigned long long>(r.options.tile_buffers));
+  } else
     std::printf("On-chip:       unlimited\n");
   std::printf("\nMakespan:      %12.3f us (first arrival to last compute end)\n", r.makespan_us);
   std::printf("Lower bound:   %12.3f us = max(resource %.3f, chain %.3f)\n", r.lower_bound_us, r.resource_bound_us,
@@ -514,6 +521,13 @@ int main(int argc, char** argv) {
     app.add_option("--host-link-gbps", options.host_link_gbps, "Dump and restore speed of the host link, GB/s")
         ->check(CLI::PositiveNumber.description(""))
         ->type_name("GB/S")
+        ->capture_default_str()
+        ->group(device);
+    app.add_option("--tile-buffers", options.sim.tile_buffers,
+                   "Accelerator: a Step larger than the on-chip capacity runs as tiles of at most capacity / N "
+                   "bytes (2: the next tile loads while this one computes; 1: whole-capacity tiles, one at a time)")
+        ->check(CLI::Range(1, 64).description(""))
+        ->type_name("N")
         ->capture_default_str()
         ->group(device);
 

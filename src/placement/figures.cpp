@@ -11,13 +11,18 @@
 
 namespace loom::placement {
 
+bool has_figures(const FunctionLibrary& library, std::string_view name) {
+  return library.find_processor(name) || default_function_library().find_processor(name);
+}
+
 LibraryProcessor processor_figures(const FunctionLibrary& library, std::string_view name) {
   if (const LibraryProcessor* p = library.find_processor(name)) return *p;
   const FunctionLibrary defaults = default_function_library();
   if (const LibraryProcessor* p = defaults.find_processor(name)) return *p;
   std::string known;
-  for (const auto* source : {&library, &defaults})
-    for (const auto& p : source->processors) known += (known.empty() ? "" : ", ") + p.name;
+  for (const auto& p : library.processors) known += (known.empty() ? "" : ", ") + p.name;
+  for (const auto& p : defaults.processors)
+    if (!library.find_processor(p.name)) known += (known.empty() ? "" : ", ") + p.name;
   throw Error(ErrorCode::invalid_argument, "placement: no figures for processor '" + std::string(name) +
                                                "' in the function library or the defaults (known: " + known + ")");
 }

@@ -13,6 +13,9 @@
 
 namespace loom::placement {
 
+// Whether the library or the defaults have figures for a processor of that name.
+bool has_figures(const FunctionLibrary& library, std::string_view name);
+
 // The library's processor of that name, else the default library's. Throws Error(invalid_argument)
 // naming the processor and the ones there are when neither has it.
 LibraryProcessor processor_figures(const FunctionLibrary& library, std::string_view name);

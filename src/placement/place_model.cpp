@@ -58,9 +58,12 @@ std::vector<std::string> choose_processors(const PlacementOptions& options, cons
     }
     return chosen;
   }
-  chosen.push_back(device);
+  // A device neither the library nor the defaults know (a backend registered by a test) cannot
+  // be evaluated: the others are placed between, the host CPU at least.
+  if (has_figures(library, device)) chosen.push_back(device);
   for (const auto& p : library.processors)
     if (p.name != device && is_available(p.name)) chosen.push_back(p.name);
+  if (chosen.empty()) chosen.push_back("cpu");
   return chosen;
 }
 

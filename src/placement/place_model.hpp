@@ -22,8 +22,9 @@ struct ActiveLibrary {
 ActiveLibrary resolve_function_library(const std::string& option, const std::string& device_name);
 
 // The processors to place between, in preference order: options.processors when given (each must
-// be in `available`, none twice), else `device` first, then every processor of the library that is
-// in `available`, in the library's order. `available`: the processors this build can open now.
+// be in `available`, none twice), else `device` first (when the library or the defaults have
+// figures for it), then every processor of the library that is in `available`, in the library's
+// order, and "cpu" when that leaves none. `available`: the processors this build can open now.
 // Throws Error(invalid_argument) naming a processor that is not available and those that are.
 std::vector<std::string> choose_processors(const PlacementOptions& options, const std::string& device,
                                            const FunctionLibrary& library, const std::vector<std::string>& available);

@@ -46,6 +46,7 @@ std::string result_json(const SimResult& result, const Workload& workload, const
   options["cancellation_max_live_bytes"] = result.options.cancellation_max_live_bytes;
   options["host_link_bytes_per_us"] = result.options.host_link_bytes_per_us;
   options["device_memory_bytes"] = result.options.device_memory_bytes;
+  options["tile_buffers"] = result.options.tile_buffers;
   doc["options"] = std::move(options);
 
   // Latency per model (in the workload's model order) and per priority class (highest first).

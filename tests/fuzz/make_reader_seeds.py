@@ -2,7 +2,7 @@
 files of each dtype Loom reads, raw and typed, scalar, empty, with external data, and .npy files of
 each format version and dtype. Plain Python, no packages: the protobuf wire format is written by
 hand. The JSON fuzzers' seeds are copies of the repository's own files (bench/workloads,
-profiles/gpu, docs/profile-format.md). Run from the repository root:
+profiles/gpu, profiles/library, docs/profile-format.md). Run from the repository root:
     python3 tests/fuzz/make_reader_seeds.py tests/fuzz/seeds
 """
 import struct

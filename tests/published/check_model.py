@@ -19,6 +19,10 @@ float paths differ in their last bit, and that step travels to the outputs.
 With --venv DIR the script re-runs itself with DIR's python (scripts/setup-test-venv makes it),
 so any python3 can start it.
 
+loom-run also writes its placement report (--placement-report, docs/placement.md), which is checked
+to hold one entry per node: every node of the ONNX graph (Constant nodes become initializers) appears,
+placed, folded or removed at load, each with a processor and its cost/benefit figures.
+
 Exit status: 0 all outputs pass, 1 a mismatch or a failure (loom-run's message is shown),
 77 skipped (--device cuda without a CUDA device; the venv, onnxruntime or the model's package
 is not installed, e.g. because the package index could not be reached).
@@ -171,6 +175,49 @@ def compare(name, loom, ref, tolerance):
     return passed
 
 
+def check_placement_report(path, model):
+    """Prints what the placement report holds; returns True when it has an entry, a processor and
+    figures for every node of `model`'s graph."""
+    import json
+    try:
+        with open(path) as f:
+            report = json.load(f)
+    except (OSError, ValueError) as error:
+        print(f"  placement report: FAIL: {error}")
+        return False
+    nodes = report.get("nodes", [])
+    processors = report.get("processors", [])
+    problems = []
+    for entry in nodes:
+        where = f"node '{entry.get('name')}'"
+        if not entry.get("processor"):
+            problems.append(f"{where} has no processor")
+        if entry.get("class") not in ("tensor", "scalar"):
+            problems.append(f"{where} has class {entry.get('class')!r}")
+        figures = [entry.get("cost_us"), entry.get("benefit_us")] + [entry.get("terms", {}).get(k)
+                                                                     for k in ("t_us", "a_us", "s_us", "o_us")]
+        if not all(isinstance(x, (int, float)) and x >= 0 for x in figures):
+            problems.append(f"{where} has figures {figures}")
+    graph_nodes = report.get("summary", {}).get("graph_nodes", -1)
+    for entry in nodes[:graph_nodes]:
+        evaluated = [e.get("processor") for e in entry.get("evaluated", [])]
+        if evaluated != processors:
+            problems.append(f"node '{entry.get('name')}' evaluated {evaluated}, not every processor {processors}")
+    reported = {entry.get("name") for entry in nodes}
+    expected = [node.name or f"{node.op_type}_{index}" for index, node in enumerate(model.graph.node)
+                if node.op_type != "Constant"]
+    missing = [name for name in expected if name not in reported]
+    if missing:
+        problems.append(f"{len(missing)} graph node(s) not in the report, e.g. {missing[:3]}")
+    summary = report.get("summary", {})
+    print(f"  placement report: {len(nodes)} entries for {len(expected)} graph nodes; "
+          f"by class {summary.get('by_class')}, by processor {summary.get('by_processor')}, "
+          f"by reason {summary.get('by_reason')}: {'ok' if not problems else 'FAIL'}")
+    for problem in problems[:10]:
+        print(f"    {problem}")
+    return not problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, choices=sorted(MODELS))
@@ -222,7 +269,9 @@ def main():
     output_names = [o.name for o in session.get_outputs()]
     reference = session.run(output_names, inputs)
 
-    command = [args.loom_run, "--onnx", path, "--input-dir", in_dir, "--output-dir", out_dir, "--device", args.device]
+    placement_report = os.path.join(work, "placement.json")
+    command = [args.loom_run, "--onnx", path, "--input-dir", in_dir, "--output-dir", out_dir, "--device", args.device,
+               "--placement-report", placement_report]
     print("  $ " + " ".join(command))
     run = subprocess.run(command, capture_output=True, text=True)
     sys.stdout.write(run.stdout)
@@ -247,6 +296,7 @@ def main():
             ok = False
             continue
         ok = compare(name, numpy_helper.to_array(tensor), np.asarray(ref), args.tolerance) and ok
+    ok = check_placement_report(placement_report, model) and ok
     print("check_model: " + ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
 

@@ -3,6 +3,7 @@
 // (e.g. "models[1].steps[0].measured_us").
 #pragma once
 
+#include <istream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,18 @@ class FieldReader {
 
   // `document` opens every message, e.g. "profile 'profiles/h200.json'".
   explicit FieldReader(std::string document) : document_(std::move(document)) {}
+
+  // The JSON document read from `in`, which must be an object.
+  json parse(std::istream& in) const {
+    json doc;
+    try {
+      doc = json::parse(in);
+    } catch (const json::exception& e) {
+      throw Error(ErrorCode::invalid_argument, document_ + ": not valid JSON: " + e.what());
+    }
+    object(doc, "(document)");
+    return doc;
+  }
 
   [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
     throw Error(ErrorCode::invalid_argument, document_ + ": field '" + field + "': " + problem);

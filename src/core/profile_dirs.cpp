@@ -14,6 +14,13 @@ std::vector<std::filesystem::path> profile_directories() {
   return directories;
 }
 
+std::optional<std::string> resolve_file_option(const std::string& option, std::string_view off,
+                                               const std::function<std::optional<std::string>()>& find) {
+  if (option == off) return std::nullopt;
+  if (option == "auto") return find();
+  return option;
+}
+
 std::optional<std::string> find_in_profile_directories(const std::string& relative) {
   for (const auto& directory : profile_directories()) {
     const std::filesystem::path candidate = directory / relative;

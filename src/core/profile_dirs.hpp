@@ -3,8 +3,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace loom::core {
@@ -15,5 +17,10 @@ std::vector<std::filesystem::path> profile_directories();
 // The first <directory>/<relative> that is a regular file, in profile_directories() order;
 // nullopt when none is.
 std::optional<std::string> find_in_profile_directories(const std::string& relative);
+
+// A file option as ExecutorOptions takes them (profile, function_library): `off` names no file
+// (nullopt), "auto" the file `find` finds (nullopt when there is none), anything else is a path.
+std::optional<std::string> resolve_file_option(const std::string& option, std::string_view off,
+                                               const std::function<std::optional<std::string>()>& find);
 
 }  // namespace loom::core

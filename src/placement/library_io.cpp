@@ -106,15 +106,8 @@ const LibraryProcessor* FunctionLibrary::find_processor(std::string_view name) c
 }
 
 FunctionLibrary parse_function_library(std::istream& in, const std::string& source_name) {
-  const std::string document = "function library '" + source_name + "'";
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error(ErrorCode::invalid_argument, document + ": not valid JSON: " + e.what());
-  }
-  const FieldReader reader(document);
-  reader.object(doc, "(document)");
+  const FieldReader reader("function library '" + source_name + "'");
+  const json doc = reader.parse(in);
   FunctionLibrary library;
   library.format_version = reader.format_version(doc, kFormatVersion);
   library.machine = reader.string(doc, "", "machine", false);

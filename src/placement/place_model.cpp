@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/profile_dirs.hpp"
 #include "graph/passes/passes.hpp"
 #include "loom/error.hpp"
 #include "placement/figures.hpp"
@@ -28,14 +29,9 @@ double control_decisions(const Node& node) { return node.op_type == "If" || node
 
 ActiveLibrary resolve_function_library(const std::string& option, const std::string& device_name) {
   ActiveLibrary active;
-  if (option == "defaults") return active;
-  if (option == "auto") {
-    const auto found = find_function_library(device_name);
-    if (!found) return active;
-    active.source = *found;
-  } else {
-    active.source = option;
-  }
+  const auto path = core::resolve_file_option(option, "defaults", [&] { return find_function_library(device_name); });
+  if (!path) return active;
+  active.source = *path;
   active.library = read_function_library(active.source);
   return active;
 }
@@ -141,24 +137,21 @@ ModelPlacement place_model(const Model& model, const OptimizeReport& report, con
   }
   // Folded nodes ran once on the CPU backend while loading (graph/passes/fold.cpp); their values
   // are initializers, which the kernels that read them take at creation: kernel arguments.
-  for (const LoadTimeNode& folded : report.folded) {
-    NodePlacement p;
-    p.node = folded.name;
-    p.op = folded.op_type;
-    p.work_class = folded.work_class;
-    p.processor = "cpu";
-    p.reason = PlacementReason::folded_at_load;
-    placement.nodes.push_back(std::move(p));
-  }
-  for (const LoadTimeNode& removed : report.removed) {
-    NodePlacement p;
-    p.node = removed.name;
-    p.op = removed.op_type;
-    p.work_class = removed.work_class;
-    p.processor = "none";
-    p.reason = PlacementReason::removed_at_load;
-    placement.nodes.push_back(std::move(p));
-  }
+  // Removed nodes run nowhere.
+  const auto add_load_time = [&](const std::vector<LoadTimeNode>& nodes, const char* processor,
+                                 PlacementReason reason) {
+    for (const LoadTimeNode& node : nodes) {
+      NodePlacement p;
+      p.node = node.name;
+      p.op = node.op_type;
+      p.work_class = node.work_class;
+      p.processor = processor;
+      p.reason = reason;
+      placement.nodes.push_back(std::move(p));
+    }
+  };
+  add_load_time(report.folded, "cpu", PlacementReason::folded_at_load);
+  add_load_time(report.removed, "none", PlacementReason::removed_at_load);
   return placement;
 }
 

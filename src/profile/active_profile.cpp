@@ -1,18 +1,15 @@
 // Choosing and applying an executor's device profile.
 #include "profile/active_profile.hpp"
 
+#include "core/profile_dirs.hpp"
+
 namespace loom::profile {
 
 ActiveProfile resolve_profile(const std::string& option, const std::string& device_name) {
   ActiveProfile active;
-  if (option == "none") return active;
-  if (option == "auto") {
-    const auto found = find_profile(device_name);
-    if (!found) return active;
-    active.path = *found;
-  } else {
-    active.path = option;
-  }
+  const auto path = core::resolve_file_option(option, "none", [&] { return find_profile(device_name); });
+  if (!path) return active;
+  active.path = *path;
   active.profile = read_profile(active.path);
   return active;
 }

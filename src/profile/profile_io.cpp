@@ -77,15 +77,8 @@ const ModelProfile* DeviceProfile::find(const std::string& fingerprint) const {
 }
 
 DeviceProfile parse_profile(std::istream& in, const std::string& source_name) {
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error(ErrorCode::invalid_argument, "profile '" + source_name + "': not valid JSON: " + e.what());
-  }
-
   const FieldReader reader("profile '" + source_name + "'");
-  reader.object(doc, "(document)");
+  const json doc = reader.parse(in);
   DeviceProfile profile;
   profile.format_version = reader.format_version(doc, kFormatVersion);
   profile.device_name = reader.string(doc, "", "device_name", true);

@@ -227,8 +227,8 @@ void CpuStream::worker_loop() {
 StreamOrderedKernel::StreamOrderedKernel(const KernelSpec& spec, std::unique_ptr<OpKernel> kernel)
     : OpKernel(spec), kernel_(std::move(kernel)) {}
 
-void StreamOrderedKernel::run_impl(std::span<const void* const> inputs, std::span<void* const> outputs,
-                                   void* workspace, Stream& stream) {
+void StreamOrderedKernel::run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                                   Stream& stream) {
   auto* cpu = dynamic_cast<CpuStream*>(&stream);
   if (!cpu) return kernel_->run(inputs, outputs, workspace, stream);
   if (cpu->runs_inline()) {
@@ -237,9 +237,8 @@ void StreamOrderedKernel::run_impl(std::span<const void* const> inputs, std::spa
   }
   // The caller's pointer lists are gone by the time the worker runs the kernel: copy them.
   cpu->execute([kernel = kernel_.get(), in = std::vector<const void*>(inputs.begin(), inputs.end()),
-                out = std::vector<void*>(outputs.begin(), outputs.end()), workspace, cpu] {
-    kernel->run(in, out, workspace, *cpu);
-  });
+                out = std::vector<void*>(outputs.begin(), outputs.end()), workspace,
+                cpu] { kernel->run(in, out, workspace, *cpu); });
 }
 
 void StreamOrderedKernel::run_resumable_impl(std::span<const void* const> inputs, std::span<void* const> outputs,
@@ -251,9 +250,8 @@ void StreamOrderedKernel::run_resumable_impl(std::span<const void* const> inputs
     return kernel_->run_resumable(inputs, outputs, workspace, context, stream);
   }
   cpu->execute([kernel = kernel_.get(), in = std::vector<const void*>(inputs.begin(), inputs.end()),
-                out = std::vector<void*>(outputs.begin(), outputs.end()), workspace, context, cpu] {
-    kernel->run_resumable(in, out, workspace, context, *cpu);
-  });
+                out = std::vector<void*>(outputs.begin(), outputs.end()), workspace, context,
+                cpu] { kernel->run_resumable(in, out, workspace, context, *cpu); });
 }
 
 }  // namespace loom::backend::cpu

@@ -93,9 +93,9 @@ class CpuStream final : public Stream {
  private:
   struct Task {
     enum class Kind { work, reach, wait } kind = Kind::work;
-    std::function<void()> work;               // Kind::work
-    std::shared_ptr<CpuPoint> point;          // Kind::reach and Kind::wait
-    std::shared_ptr<FailureScope> scope;      // Kind::work: whose failure it would be
+    std::function<void()> work;           // Kind::work
+    std::shared_ptr<CpuPoint> point;      // Kind::reach and Kind::wait
+    std::shared_ptr<FailureScope> scope;  // Kind::work: whose failure it would be
   };
 
   std::unique_ptr<Event> record_point(bool timed);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/shape_strided_copy.hpp"
 #include "backend/shape_spec.hpp"
 #include "graph/ops/shape_geometry.hpp"
@@ -187,7 +188,27 @@ class ConcatKernel final : public OpKernel {
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     auto* dst = static_cast<std::byte*>(outputs[0]);
-    for (std::int64_t o = 0; o < outer_; ++o) {
+    // One outer index (a batch-1 concat along channels): each input's copy splits over the
+    // kernel's threads. Several: the threads take runs of outer indices.
+    if (outer_ == 1) {
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        parallel_copy(dst, inputs[i], chunk_bytes_[i]);
+        dst += chunk_bytes_[i];
+      }
+      return;
+    }
+    std::size_t row_bytes = 0;
+    for (const std::size_t bytes : chunk_bytes_) row_bytes += bytes;
+    parallel_for(
+        outer_, std::max<std::int64_t>(1, kCopyChunkBytes / std::max<std::int64_t>(row_bytes, 1)),
+        [&](std::int64_t begin, std::int64_t end) { concat_rows(inputs, dst + begin * row_bytes, begin, end); });
+  }
+
+ private:
+  // Outer indices [outer_begin, outer_end) into `dst` (where the first of them goes).
+  void concat_rows(std::span<const void* const> inputs, std::byte* dst, std::int64_t outer_begin,
+                   std::int64_t outer_end) const {
+    for (std::int64_t o = outer_begin; o < outer_end; ++o) {
       for (std::size_t i = 0; i < inputs.size(); ++i) {
         const std::size_t bytes = chunk_bytes_[i];
         if (bytes == 0) continue;
@@ -197,7 +218,6 @@ class ConcatKernel final : public OpKernel {
     }
   }
 
- private:
   std::int64_t outer_ = 0;
   std::vector<std::size_t> chunk_bytes_;  // bytes each input contributes per outer index
 };
@@ -248,17 +268,21 @@ class GatherKernel final : public OpKernel {
                     "Gather node '" + node_name() + "': index " + std::to_string(index) + " at position " +
                         std::to_string(j) + " is out of range for axis length " + std::to_string(axis_length_));
     }
+    // Each (outer, index) pair copies one slice: the kernel's threads take runs of them.
     const auto* src = static_cast<const std::byte*>(data);
-    auto* dst = static_cast<std::byte*>(output);
-    for (std::int64_t o = 0; o < outer_; ++o) {
-      const std::byte* block = src + static_cast<std::size_t>(o * axis_length_) * slice_bytes_;
-      for (std::int64_t j = 0; j < index_count_; ++j) {
-        std::int64_t index = indices[j];
-        if (index < 0) index += axis_length_;
-        std::memcpy(dst, block + static_cast<std::size_t>(index) * slice_bytes_, slice_bytes_);
-        dst += slice_bytes_;
-      }
-    }
+    parallel_for(outer_ * index_count_,
+                 std::max<std::int64_t>(1, kCopyChunkBytes / std::max<std::int64_t>(slice_bytes_, 1)),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   auto* dst = static_cast<std::byte*>(output) + static_cast<std::size_t>(begin) * slice_bytes_;
+                   for (std::int64_t p = begin; p < end; ++p) {
+                     const std::int64_t o = p / index_count_;
+                     std::int64_t index = indices[p % index_count_];
+                     if (index < 0) index += axis_length_;
+                     const std::byte* block = src + static_cast<std::size_t>(o * axis_length_) * slice_bytes_;
+                     std::memcpy(dst, block + static_cast<std::size_t>(index) * slice_bytes_, slice_bytes_);
+                     dst += slice_bytes_;
+                   }
+                 });
   }
 
   DType index_dtype_ = DType::i64;

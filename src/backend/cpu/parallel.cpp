@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -19,6 +20,10 @@
 
 namespace loom::backend::cpu {
 namespace {
+
+// Set while this thread runs a chunk: a loop inside a chunk stays on its thread (no nested
+// teams), and its kernel may use the thread's scratch, which the chunk may hold.
+thread_local bool inside_chunk = false;
 
 // LOOM_CPU_TEST_SPLIT, read once: 0 when unset or not a positive number.
 int test_split() noexcept {
@@ -44,6 +49,7 @@ int cores_available() noexcept {
 }
 
 int kernel_threads() noexcept {
+  if (inside_chunk) return 1;
 #if defined(LOOM_HAVE_OPENMP)
   return omp_in_parallel() ? 1 : std::max(1, omp_get_max_threads());
 #else
@@ -72,12 +78,8 @@ KernelThreadsScope::~KernelThreadsScope() {
 
 int parallel_chunks(std::int64_t count, std::int64_t min_per_chunk) noexcept {
   if (count < 2) return 1;
-  if (const int split = test_split(); split > 0) {
-#if defined(LOOM_HAVE_OPENMP)
-    if (omp_in_parallel()) return 1;
-#endif
-    return static_cast<int>(std::min<std::int64_t>(split, count));
-  }
+  if (const int split = test_split(); split > 0)
+    return inside_chunk ? 1 : static_cast<int>(std::min<std::int64_t>(split, count));
   const int threads = kernel_threads();
   if (threads <= 1) return 1;
   const std::int64_t by_size = count / std::max<std::int64_t>(min_per_chunk, 1);
@@ -85,7 +87,7 @@ int parallel_chunks(std::int64_t count, std::int64_t min_per_chunk) noexcept {
 }
 
 std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int chunks, int chunk,
-                                                   std::int64_t align) noexcept {
+                                                  std::int64_t align) noexcept {
   align = std::max<std::int64_t>(align, 1);
   const std::int64_t units = (count + align - 1) / align;
   const auto boundary = [&](std::int64_t c) { return std::min(count, units * c / chunks * align); };
@@ -96,9 +98,13 @@ void detail::run_chunks(int chunks, void (*body)(void* context, int chunk), void
   std::exception_ptr first;
   std::mutex first_mutex;
   const auto run_one = [&](int chunk) {
+    const bool outer = inside_chunk;
+    inside_chunk = true;
     try {
       body(context, chunk);
+      inside_chunk = outer;
     } catch (...) {
+      inside_chunk = outer;
       // An exception must not leave an OpenMP region: keep the first, rethrow it after the join.
       std::lock_guard lock(first_mutex);
       if (!first) first = std::current_exception();
@@ -111,6 +117,16 @@ void detail::run_chunks(int chunks, void (*body)(void* context, int chunk), void
   for (int chunk = 0; chunk < chunks; ++chunk) run_one(chunk);
 #endif
   if (first) std::rethrow_exception(first);
+}
+
+void parallel_copy(void* dst, const void* src, std::size_t bytes) {
+  parallel_for(
+      static_cast<std::int64_t>(bytes), kCopyChunkBytes,
+      [&](std::int64_t begin, std::int64_t end) {
+        std::memcpy(static_cast<std::byte*>(dst) + begin, static_cast<const std::byte*>(src) + begin,
+                    static_cast<std::size_t>(end - begin));
+      },
+      64);
 }
 
 void* thread_scratch(std::size_t bytes) {

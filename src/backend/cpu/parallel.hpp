@@ -42,7 +42,7 @@ int parallel_chunks(std::int64_t count, std::int64_t min_per_chunk) noexcept;
 // Chunk `chunk` of `chunks` over [0, count): contiguous, in order, sizes differing by at most
 // `align`; every boundary but the end is a multiple of `align` (>= 1).
 std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int chunks, int chunk,
-                                                   std::int64_t align = 1) noexcept;
+                                                  std::int64_t align = 1) noexcept;
 
 namespace detail {
 // Runs body(context, c) for c in [0, chunks), each on a thread of the calling thread's team
@@ -80,6 +80,13 @@ void parallel_for(std::int64_t count, std::int64_t min_per_chunk, Body&& body, s
     if (begin < end) body(begin, end);
   });
 }
+
+// Bytes of a copy worth a thread of their own (copies are bound by memory bandwidth, which one
+// core does not saturate).
+constexpr std::int64_t kCopyChunkBytes = std::int64_t{1} << 17;
+
+// memcpy of `bytes` (no overlap), large copies split over the kernel's threads.
+void parallel_copy(void* dst, const void* src, std::size_t bytes);
 
 // Scratch memory of the calling thread, at least `bytes`, 64-byte aligned, kept for the thread's
 // life and reused: a chunk of a split kernel packs into it instead of the kernel's one workspace

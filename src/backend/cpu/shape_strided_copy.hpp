@@ -16,8 +16,11 @@ class StridedCopy {
   StridedCopy(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& src_strides,
               std::size_t element_size);
 
-  // Writes every output element to the dense `dst` from `src` (already offset to the first one).
+  // Writes every output element to the dense `dst` from `src` (already offset to the first one),
+  // large copies split over the kernel's threads.
   void run(const void* src, void* dst) const;
+  // Output elements [begin, end) only.
+  void run_range(const void* src, void* dst, std::int64_t begin, std::int64_t end) const;
   std::int64_t count() const noexcept { return count_; }
 
  private:

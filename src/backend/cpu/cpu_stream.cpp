@@ -236,7 +236,7 @@ void StreamOrderedKernel::run_impl(std::span<const void* const> inputs, std::spa
     return kernel_->run(inputs, outputs, workspace, stream);
   }
   // The caller's pointer lists are gone by the time the worker runs the kernel: copy them.
-  cpu->execute([kernel = kernel_.get(), in = std::vector<const void*>(inputs.begin(), inputs.end()),
+  cpu->execute([kernel = kernel_, in = std::vector<const void*>(inputs.begin(), inputs.end()),
                 out = std::vector<void*>(outputs.begin(), outputs.end()), workspace,
                 cpu] { kernel->run(in, out, workspace, *cpu); });
 }
@@ -249,7 +249,7 @@ void StreamOrderedKernel::run_resumable_impl(std::span<const void* const> inputs
     KernelThreadsScope threads(cpu->kernel_threads());
     return kernel_->run_resumable(inputs, outputs, workspace, context, stream);
   }
-  cpu->execute([kernel = kernel_.get(), in = std::vector<const void*>(inputs.begin(), inputs.end()),
+  cpu->execute([kernel = kernel_, in = std::vector<const void*>(inputs.begin(), inputs.end()),
                 out = std::vector<void*>(outputs.begin(), outputs.end()), workspace, context,
                 cpu] { kernel->run_resumable(in, out, workspace, context, *cpu); });
 }

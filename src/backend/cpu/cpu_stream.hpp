@@ -119,9 +119,9 @@ class CpuStream final : public Stream {
 };
 
 // Every kernel the CPU backend creates, run in its stream's order (CpuStream::execute): on a
-// stream with a worker the call is queued with copies of its pointer lists, elsewhere it runs
-// now; either way on the stream's thread count. The kernel must outlive the work queued for it
-// (the runtime destroys a model's stream, which waits for its work, before its kernels).
+// stream with a worker the call is queued with copies of its pointer lists and a reference to
+// the kernel (which so lives until its queued runs are done), elsewhere it runs now; either way
+// on the stream's thread count. The memory the run touches must outlive it, as on a GPU.
 class StreamOrderedKernel final : public OpKernel {
  public:
   StreamOrderedKernel(const KernelSpec& spec, std::unique_ptr<OpKernel> kernel);
@@ -139,7 +139,7 @@ class StreamOrderedKernel final : public OpKernel {
                           const ResumeContext& context, Stream& stream) override;
 
  private:
-  std::unique_ptr<OpKernel> kernel_;
+  std::shared_ptr<OpKernel> kernel_;
 };
 
 }  // namespace loom::backend::cpu

@@ -48,6 +48,14 @@ int cores_available() noexcept {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+bool openmp_enabled() noexcept {
+#if defined(LOOM_HAVE_OPENMP)
+  return true;
+#else
+  return false;
+#endif
+}
+
 int kernel_threads() noexcept {
   if (inside_chunk) return 1;
 #if defined(LOOM_HAVE_OPENMP)

@@ -14,6 +14,10 @@ namespace loom::backend::cpu {
 // The cores this process may run on (sched_getaffinity), at least 1: the default thread count.
 int cores_available() noexcept;
 
+// Whether this build runs kernels' loops on OpenMP threads (LOOM_OPENMP); without it every
+// loop runs on its caller and kernel_threads() is 1.
+bool openmp_enabled() noexcept;
+
 // Threads a kernel running on this thread may use: its OpenMP thread count (omp_get_max_threads),
 // 1 inside a parallel region (nested loops stay serial) or without OpenMP.
 int kernel_threads() noexcept;

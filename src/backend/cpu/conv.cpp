@@ -18,7 +18,7 @@
 namespace loom::backend::cpu {
 namespace {
 
-// Matrix floats below which unrolling stays on one thread.
+// Matrix (or output) floats below which unrolling (or the bias fill) stays on one thread.
 constexpr std::int64_t kUnrollChunkFloats = std::int64_t{1} << 15;
 
 class ConvKernel final : public OpKernel {
@@ -92,8 +92,11 @@ class ConvKernel final : public OpKernel {
         float beta = 0.0f;
         if (bias) {
           // The bias pre-fills each output plane; the GEMM then accumulates onto it.
-          for (std::int64_t oc = 0; oc < group_out_; ++oc)
-            std::fill(out + oc * pixels_, out + (oc + 1) * pixels_, bias[g * group_out_ + oc]);
+          parallel_for(group_out_, std::max<std::int64_t>(1, kUnrollChunkFloats / pixels_),
+                       [&](std::int64_t begin, std::int64_t end) {
+                         for (std::int64_t oc = begin; oc < end; ++oc)
+                           std::fill(out + oc * pixels_, out + (oc + 1) * pixels_, bias[g * group_out_ + oc]);
+                       });
           beta = 1.0f;
         }
         gemm(group_out_, pixels_, patch_, 1.0f, row_major(filters, patch_), row_major(matrix, pixels_), beta, out,

@@ -92,6 +92,12 @@ std::unique_ptr<Stream> shared_stream(Backend& backend, std::size_t share = 1) {
   return stream;
 }
 
+// A backend with stream workers on and one of its streams, running on its worker.
+struct WorkerStream {
+  std::unique_ptr<Backend> backend = backend_with_workers(true);
+  std::unique_ptr<Stream> stream = shared_stream(*backend);
+};
+
 TEST(CpuStreamWorkers, CapabilitiesFollowTheMode) {
   EXPECT_TRUE(backend_with_workers(false)->capabilities().synchronous_launches);
   EXPECT_FALSE(backend_with_workers(true)->capabilities().synchronous_launches);
@@ -111,14 +117,13 @@ TEST(CpuStreamWorkers, ReferenceModeRunsEveryCallOnTheCaller) {
 }
 
 TEST(CpuStreamWorkers, WorkRunsInOrderOnOneWorkerAndSynchronizeWaitsForIt) {
-  auto backend = backend_with_workers(true);
-  auto stream = shared_stream(*backend);
+  WorkerStream w;
   Gate gate;
   std::vector<int> order;  // written by the worker only; read after synchronize()
   std::vector<std::thread::id> threads;
   int value = 0, copied = -1;
   TestKernel hold([&](auto, auto, Stream&) { ASSERT_TRUE(gate.pass()); });
-  hold.run(*stream);
+  hold.run(*w.stream);
   std::vector<std::unique_ptr<TestKernel>> steps;  // a kernel outlives the work queued for it
   for (int i = 0; i < 50; ++i) {
     steps.push_back(std::make_unique<TestKernel>([&, i](auto, auto, Stream&) {
@@ -126,14 +131,14 @@ TEST(CpuStreamWorkers, WorkRunsInOrderOnOneWorkerAndSynchronizeWaitsForIt) {
       threads.push_back(std::this_thread::get_id());
       value = i;
     }));
-    steps.back()->run(*stream);
+    steps.back()->run(*w.stream);
     // The copy reads `value` when the worker reaches it: after step i, before step i + 1.
-    if (i == 20) stream->copy_on_device(&copied, &value, sizeof value);
+    if (i == 20) w.stream->copy_on_device(&copied, &value, sizeof value);
   }
-  auto done = stream->record();
+  auto done = w.stream->record();
   EXPECT_FALSE(done->ready());  // everything waits behind the gate
   gate.open();
-  stream->synchronize();
+  w.stream->synchronize();
   EXPECT_TRUE(done->ready());
   ASSERT_EQ(order.size(), 50u);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(order[i], i);
@@ -177,21 +182,20 @@ TEST(CpuStreamWorkers, AStreamWaitingForAnotherStreamsEventRunsAfterIt) {
 }
 
 TEST(CpuStreamWorkers, TimedEventsAreStampedWhenTheWorkerReachesThem) {
-  auto backend = backend_with_workers(true);
-  auto stream = shared_stream(*backend);
+  WorkerStream w;
   Gate gate;
-  auto before = stream->record_timed();
+  auto before = w.stream->record_timed();
   TestKernel hold([&](auto, auto, Stream&) { ASSERT_TRUE(gate.pass()); });
-  hold.run(*stream);
-  auto after = stream->record_timed();
+  hold.run(*w.stream);
+  auto after = w.stream->record_timed();
   EXPECT_FALSE(after->ready());
   gate.open();
   after->synchronize();
   EXPECT_GE(after->microseconds_since(*before), 0.0);
   // A synchronous stream's timed event is on the same clock.
-  auto host = backend->create_stream()->record_timed();
+  auto host = w.backend->create_stream()->record_timed();
   EXPECT_GE(host->microseconds_since(*after), 0.0);
-  auto untimed = stream->record();
+  auto untimed = w.stream->record();
   untimed->synchronize();
   EXPECT_EQ(test_support::code_of([&] { (void)after->microseconds_since(*untimed); }), ErrorCode::invalid_argument);
 }
@@ -223,8 +227,7 @@ TEST(CpuStreamWorkers, TwoStreamsRunTheirKernelsAtTheSameTime) {
 TEST(CpuStreamWorkers, CallsAKernelMakesOnItsOwnStreamRunInline) {
   // A control-flow kernel runs its body's kernels, copies and host reads on the stream it runs
   // on: on the worker they must run in place, not be queued behind the kernel (a deadlock).
-  auto backend = backend_with_workers(true);
-  auto stream = shared_stream(*backend);
+  WorkerStream w;
   int source = 5, target = 0, inner_ran = 0;
   bool inner_done_at_return = false, copy_done_at_return = false, event_ready = false;
   TestKernel inner([&](auto, auto, Stream&) { inner_ran = 1; });
@@ -236,16 +239,15 @@ TEST(CpuStreamWorkers, CallsAKernelMakesOnItsOwnStreamRunInline) {
     event_ready = s.record()->ready();
     s.synchronize();  // returns at once: what came before on this stream is done
   });
-  outer.run(*stream);
-  stream->synchronize();
+  outer.run(*w.stream);
+  w.stream->synchronize();
   EXPECT_TRUE(inner_done_at_return);
   EXPECT_TRUE(copy_done_at_return);
   EXPECT_TRUE(event_ready);
 }
 
 TEST(CpuStreamWorkers, AFailingKernelFailsOnlyItsScopeAndTheStreamCarriesOn) {
-  auto backend = backend_with_workers(true);
-  auto stream = shared_stream(*backend);
+  WorkerStream w;
   auto bad = std::make_shared<FailureScope>();
   auto good = std::make_shared<FailureScope>();
   bool bad_later_ran = false, good_ran = false, unscoped_ran = false;
@@ -253,17 +255,17 @@ TEST(CpuStreamWorkers, AFailingKernelFailsOnlyItsScopeAndTheStreamCarriesOn) {
   TestKernel bad_later([&](auto, auto, Stream&) { bad_later_ran = true; });
   TestKernel good_work([&](auto, auto, Stream&) { good_ran = true; });
   TestKernel unscoped([&](auto, auto, Stream&) { unscoped_ran = true; });
-  stream->set_failure_scope(bad);
-  fail.run(*stream);  // returns: the failure happens later, on the worker
-  auto after_failure = stream->record();
-  stream->set_failure_scope(good);
-  good_work.run(*stream);
-  stream->set_failure_scope(bad);
-  bad_later.run(*stream);  // skipped: its scope failed before it
-  stream->set_failure_scope(nullptr);
-  unscoped.run(*stream);
-  EXPECT_NO_THROW(stream->synchronize());  // scoped failures are the scope's, not the stream's
-  EXPECT_TRUE(after_failure->ready());     // events are reached whatever failed before them
+  w.stream->set_failure_scope(bad);
+  fail.run(*w.stream);  // returns: the failure happens later, on the worker
+  auto after_failure = w.stream->record();
+  w.stream->set_failure_scope(good);
+  good_work.run(*w.stream);
+  w.stream->set_failure_scope(bad);
+  bad_later.run(*w.stream);  // skipped: its scope failed before it
+  w.stream->set_failure_scope(nullptr);
+  unscoped.run(*w.stream);
+  EXPECT_NO_THROW(w.stream->synchronize());  // scoped failures are the scope's, not the stream's
+  EXPECT_TRUE(after_failure->ready());       // events are reached whatever failed before them
   ASSERT_TRUE(bad->failed());
   try {
     std::rethrow_exception(bad->failure());
@@ -278,14 +280,13 @@ TEST(CpuStreamWorkers, AFailingKernelFailsOnlyItsScopeAndTheStreamCarriesOn) {
 }
 
 TEST(CpuStreamWorkers, AnUnscopedFailureIsRethrownByTheNextSynchronizeOnce) {
-  auto backend = backend_with_workers(true);
-  auto stream = shared_stream(*backend);
+  WorkerStream w;
   TestKernel fail([&](auto, auto, Stream&) { throw Error(ErrorCode::backend, "broken kernel"); });
-  fail.run(*stream);
-  test_support::expect_error([&] { stream->synchronize(); }, ErrorCode::backend, {"broken kernel"});
-  EXPECT_NO_THROW(stream->synchronize());
+  fail.run(*w.stream);
+  test_support::expect_error([&] { w.stream->synchronize(); }, ErrorCode::backend, {"broken kernel"});
+  EXPECT_NO_THROW(w.stream->synchronize());
   // A synchronous launch throws at the caller, as it always did.
-  auto reference = backend->create_stream();
+  auto reference = w.backend->create_stream();
   EXPECT_EQ(test_support::code_of([&] { fail.run(*reference); }), ErrorCode::backend);
 }
 
@@ -324,20 +325,19 @@ TEST(CpuStreamWorkers, KernelsRunOnTheirStreamsShareOfThreads) {
 }
 
 TEST(CpuStreamWorkers, ConvertRunsInStreamOrder) {
-  auto backend = backend_with_workers(true);
-  auto stream = shared_stream(*backend);
+  WorkerStream w;
   Gate gate;
   float source[4] = {1.5f, -2.0f, 0.25f, 8.0f};
   std::uint16_t half[4] = {};
   float back[4] = {};
   TestKernel hold([&](auto, auto, Stream&) { ASSERT_TRUE(gate.pass()); });
-  hold.run(*stream);
-  backend->convert(source, DType::f32, half, DType::f16, 4, *stream);
-  backend->convert(half, DType::f16, back, DType::f32, 4, *stream);
-  auto done = stream->record();
+  hold.run(*w.stream);
+  w.backend->convert(source, DType::f32, half, DType::f16, 4, *w.stream);
+  w.backend->convert(half, DType::f16, back, DType::f32, 4, *w.stream);
+  auto done = w.stream->record();
   EXPECT_FALSE(done->ready());
   gate.open();
-  stream->synchronize();
+  w.stream->synchronize();
   for (int i = 0; i < 4; ++i) EXPECT_EQ(back[i], source[i]);
 }
 

@@ -208,14 +208,7 @@ TEST(ExecutorCpuShares, PausesDumpsAndRestoresKeepTheirBits) {
   const auto long_in = random_inputs(lm, 301), urgent_in = random_inputs(um, 302);
   const Outputs long_alone = test_support::run_alone(cpu_options(1, false), lm, "long", long_in);
   const Outputs urgent_alone = test_support::run_alone(cpu_options(1, false), um, "urgent", urgent_in);
-  std::uint64_t long_arena = 0, urgent_arena = 0;
-  {
-    Executor probe(options);
-    probe.load(lm, "long");
-    probe.load(um, "urgent");
-    long_arena = probe.model_info("long").activation_bytes;
-    urgent_arena = probe.model_info("urgent").activation_bytes;
-  }
+  const auto [long_arena, urgent_arena] = test_support::arena_bytes(options, lm, um);
   options.arena_memory_limit_bytes = std::max(long_arena, urgent_arena);  // either, never both
   test_support::PreemptionHarness harness(options, lm, um);
   const ModelInfo info = harness.executor().model_info("long");

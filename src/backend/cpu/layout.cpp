@@ -188,36 +188,14 @@ class ConcatKernel final : public OpKernel {
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     auto* dst = static_cast<std::byte*>(outputs[0]);
-    // One outer index (a batch-1 concat along channels): each input's copy splits over the
-    // kernel's threads. Several: the threads take runs of outer indices.
-    if (outer_ == 1) {
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        parallel_copy(dst, inputs[i], chunk_bytes_[i]);
-        dst += chunk_bytes_[i];
-      }
-      return;
-    }
-    std::size_t row_bytes = 0;
-    for (const std::size_t bytes : chunk_bytes_) row_bytes += bytes;
-    parallel_for(
-        outer_, std::max<std::int64_t>(1, kCopyChunkBytes / std::max<std::int64_t>(row_bytes, 1)),
-        [&](std::int64_t begin, std::int64_t end) { concat_rows(inputs, dst + begin * row_bytes, begin, end); });
+    for_each_piece_run(outer_, chunk_bytes_,
+                       [&](std::size_t i, std::size_t piece_offset, std::size_t packed_offset, std::size_t bytes) {
+                         std::memcpy(dst + packed_offset, static_cast<const std::byte*>(inputs[i]) + piece_offset,
+                                     bytes);
+                       });
   }
 
  private:
-  // Outer indices [outer_begin, outer_end) into `dst` (where the first of them goes).
-  void concat_rows(std::span<const void* const> inputs, std::byte* dst, std::int64_t outer_begin,
-                   std::int64_t outer_end) const {
-    for (std::int64_t o = outer_begin; o < outer_end; ++o) {
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const std::size_t bytes = chunk_bytes_[i];
-        if (bytes == 0) continue;
-        std::memcpy(dst, static_cast<const std::byte*>(inputs[i]) + o * bytes, bytes);
-        dst += bytes;
-      }
-    }
-  }
-
   std::int64_t outer_ = 0;
   std::vector<std::size_t> chunk_bytes_;  // bytes each input contributes per outer index
 };

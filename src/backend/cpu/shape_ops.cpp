@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "backend/cpu/kernel_support.hpp"
-#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/shape_strided_copy.hpp"
 #include "backend/shape_spec.hpp"
 
@@ -46,35 +45,14 @@ class SplitKernel final : public OpKernel {
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     const auto* src = static_cast<const std::byte*>(inputs[0]);
-    // One outer index (a batch-1 split along channels): each output's copy splits over the
-    // kernel's threads. Several: the threads take runs of outer indices.
-    if (outer_ == 1) {
-      for (std::size_t i = 0; i < outputs.size(); ++i) {
-        if (outputs[i]) parallel_copy(outputs[i], src, chunk_bytes_[i]);
-        src += chunk_bytes_[i];
-      }
-      return;
-    }
-    std::size_t row_bytes = 0;
-    for (const std::size_t bytes : chunk_bytes_) row_bytes += bytes;
-    parallel_for(
-        outer_, std::max<std::int64_t>(1, kCopyChunkBytes / std::max<std::int64_t>(row_bytes, 1)),
-        [&](std::int64_t begin, std::int64_t end) { split_rows(src + begin * row_bytes, outputs, begin, end); });
+    for_each_piece_run(outer_, chunk_bytes_,
+                       [&](std::size_t i, std::size_t piece_offset, std::size_t packed_offset, std::size_t bytes) {
+                         if (outputs[i])
+                           std::memcpy(static_cast<std::byte*>(outputs[i]) + piece_offset, src + packed_offset, bytes);
+                       });
   }
 
  private:
-  // Outer indices [outer_begin, outer_end) from `src` (where the first of them starts).
-  void split_rows(const std::byte* src, std::span<void* const> outputs, std::int64_t outer_begin,
-                  std::int64_t outer_end) const {
-    for (std::int64_t o = outer_begin; o < outer_end; ++o) {
-      for (std::size_t i = 0; i < outputs.size(); ++i) {
-        const std::size_t bytes = chunk_bytes_[i];
-        if (outputs[i] && bytes > 0) std::memcpy(static_cast<std::byte*>(outputs[i]) + o * bytes, src, bytes);
-        src += bytes;
-      }
-    }
-  }
-
   std::int64_t outer_ = 0;
   std::vector<std::size_t> chunk_bytes_;  // bytes each output takes per outer index
 };

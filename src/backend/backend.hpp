@@ -94,8 +94,9 @@ class Stream {
   // The share of the device this stream's kernels may use, the CPU analogue of an SM partition:
   // on a backend that computes on the host (Backend::host_threads() > 0), `threads` threads for
   // each kernel (0 = the backend's count), and with stream workers on (HostThreading), a worker
-  // thread of its own that runs the stream's work asynchronously from this call on. Thread-safe:
-  // a new share applies from the stream's next kernel. Default: ignored.
+  // thread of its own that runs the stream's work asynchronously from this call on (make that
+  // first call before other threads use the stream). Later calls may come from any thread: a new
+  // share applies from the stream's next kernel. Default: ignored.
   virtual void set_thread_share(std::size_t threads) { (void)threads; }
 
   // Graph capture, on backends whose supports_graphs() is true (others throw Error(unsupported)).

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -125,16 +124,6 @@ void detail::run_chunks(int chunks, void (*body)(void* context, int chunk), void
   for (int chunk = 0; chunk < chunks; ++chunk) run_one(chunk);
 #endif
   if (first) std::rethrow_exception(first);
-}
-
-void parallel_copy(void* dst, const void* src, std::size_t bytes) {
-  parallel_for(
-      static_cast<std::int64_t>(bytes), kCopyChunkBytes,
-      [&](std::int64_t begin, std::int64_t end) {
-        std::memcpy(static_cast<std::byte*>(dst) + begin, static_cast<const std::byte*>(src) + begin,
-                    static_cast<std::size_t>(end - begin));
-      },
-      64);
 }
 
 void* thread_scratch(std::size_t bytes) {

@@ -89,9 +89,6 @@ void parallel_for(std::int64_t count, std::int64_t min_per_chunk, Body&& body, s
 // core does not saturate).
 constexpr std::int64_t kCopyChunkBytes = std::int64_t{1} << 17;
 
-// memcpy of `bytes` (no overlap), large copies split over the kernel's threads.
-void parallel_copy(void* dst, const void* src, std::size_t bytes);
-
 // Scratch memory of the calling thread, at least `bytes`, 64-byte aligned, kept for the thread's
 // life and reused: a chunk of a split kernel packs into it instead of the kernel's one workspace
 // (sized for one thread). Throws Error(out_of_memory).

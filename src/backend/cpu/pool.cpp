@@ -14,6 +14,7 @@
 #include "backend/conv_spec.hpp"
 #include "backend/cpu/elementwise_support.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -92,9 +93,22 @@ class PoolKernel final : public OpKernel {
   }
 
  private:
-  // The maximum in T; the average sums in float (f32) or double (f64).
+  // Window taps worth a thread of their own.
+  static constexpr std::int64_t kChunkTaps = std::int64_t{1} << 16;
+
+  // Planes are independent: the kernel's threads take runs of them.
   template <class T>
   void run_typed(const T* x, T* y) const {
+    const std::int64_t out_size = geometry_.output[0] * geometry_.output[1] * geometry_.output[2];
+    const std::int64_t window = geometry_.kernel[0] * geometry_.kernel[1] * geometry_.kernel[2];
+    parallel_for(planes_, std::max<std::int64_t>(1, kChunkTaps / std::max<std::int64_t>(out_size * window, 1)),
+                 [&](std::int64_t begin, std::int64_t end) { pool_planes(x, y + begin * out_size, begin, end); });
+  }
+
+  // Planes [plane_begin, plane_end) into `y` (their first output). The maximum in T; the average
+  // sums in float (f32) or double (f64).
+  template <class T>
+  void pool_planes(const T* x, T* y, std::int64_t plane_begin, std::int64_t plane_end) const {
     using Sum = std::conditional_t<std::is_same_v<T, double>, double, float>;
     const auto& in = geometry_.input;
     const auto& out = geometry_.output;
@@ -102,7 +116,7 @@ class PoolKernel final : public OpKernel {
     const auto& d = geometry_.dilation;
     const auto& p = geometry_.pad_begin;
     const std::int64_t in_size = in[0] * in[1] * in[2];
-    for (std::int64_t plane = 0; plane < planes_; ++plane) {
+    for (std::int64_t plane = plane_begin; plane < plane_end; ++plane) {
       const T* src = x + plane * in_size;
       for (std::int64_t od = 0; od < out[0]; ++od)
         for (std::int64_t oh = 0; oh < out[1]; ++oh)

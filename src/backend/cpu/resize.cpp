@@ -5,6 +5,7 @@
 
 #include "backend/conv_spec.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/pad.hpp"
 
 namespace loom::backend::cpu {
@@ -31,12 +32,24 @@ class ResizeKernel final : public OpKernel {
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     const float* x = static_cast<const float*>(inputs[0]);
     float* y = static_cast<float*>(outputs[0]);
+    const std::int64_t total = product(plan_.output, 0, plan_.output.size());
+    parallel_for(total, kChunkElements, [&](std::int64_t begin, std::int64_t end) { resize(x, y, begin, end); });
+  }
+
+ private:
+  // Output elements below which Resize stays on one thread.
+  static constexpr std::int64_t kChunkElements = std::int64_t{1} << 14;
+
+  // Output elements [begin, end).
+  void resize(const float* x, float* y, std::int64_t begin, std::int64_t end) const {
     const std::size_t rank = plan_.output.size();
-    const std::int64_t total = product(plan_.output, 0, rank);
-    if (total == 0) return;
     std::vector<std::int64_t> index(rank, 0);
+    for (std::size_t a = rank, rest = static_cast<std::size_t>(begin); a-- > 0;) {
+      index[a] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(plan_.output[a]));
+      rest /= static_cast<std::size_t>(plan_.output[a]);
+    }
     std::vector<int> tap(multi_tap_axes_.size(), 0);
-    for (std::int64_t i = 0; i < total; ++i) {
+    for (std::int64_t i = begin; i < end; ++i) {
       // Single-tap axes fix part of the offset; the others are walked with an odometer over taps.
       std::int64_t base = 0;
       for (std::size_t a = 0; a < rank; ++a)
@@ -64,7 +77,6 @@ class ResizeKernel final : public OpKernel {
     }
   }
 
- private:
   graph::ResizePlan plan_;
   std::vector<std::int64_t> input_, in_strides_;
   std::vector<std::size_t> multi_tap_axes_;  // axes with more than one tap

@@ -70,6 +70,13 @@ def parse(text):
     return samples
 
 
+def grew(seen):
+    """Whether a scrape saw requests completed and a later one saw more. The first scrapes may come
+    before the first request completes (0), so the count is compared from its first non-zero value."""
+    positive = [c for c in seen if c > 0]
+    return len(positive) >= 2 and positive[-1] > positive[0]
+
+
 def run_scraped(bench, model):
     for attempt in range(3):  # another process may take the free port before loom-bench binds it
         port = free_port()
@@ -95,7 +102,7 @@ def run_scraped(bench, model):
                     if count is None:
                         fail(f"no {completed_series} sample in:\n{body}")
                     seen.append(count)
-                    if len(seen) >= 2 and seen[0] > 0 and seen[-1] > seen[0]:
+                    if grew(seen):
                         break
                 time.sleep(0.2)
             out, err = bench_process.communicate(timeout=DEADLINE_SECONDS)
@@ -109,9 +116,10 @@ def run_scraped(bench, model):
             fail(f"{' '.join(command)} exited {bench_process.returncode}:\n{err}")
         if not seen:
             fail("no scrape answered while loom-bench ran")
-        if not (seen[0] > 0 and seen[-1] > seen[0]):
+        if not grew(seen):
             fail(f"{completed_series} did not grow between scrapes while the benchmark ran: {seen}")
-        print(f"check_bench_metrics: port {port}: {len(seen)} scrapes, {completed_series} {seen[0]:g} -> {seen[-1]:g}")
+        first = next(c for c in seen if c > 0)
+        print(f"check_bench_metrics: port {port}: {len(seen)} scrapes, {completed_series} {first:g} -> {seen[-1]:g}")
         return
     fail("no free port could be bound")
 

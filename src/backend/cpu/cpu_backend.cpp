@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 
+#include "backend/cpu/fusion.hpp"
 #include "backend/cpu/kernel_registry.hpp"
 #include "backend/open_backend.hpp"
 
@@ -135,6 +136,10 @@ std::unique_ptr<OpKernel> CpuBackend::create_kernel(const KernelSpec& spec) {
   KernelSpec own = spec;  // kernels running subgraphs create their body's kernels through it
   own.backend = this;
   return factory(own);
+}
+
+std::optional<FusedKernel> CpuBackend::create_fused_kernel(const FusionCandidate& candidate) {
+  return cpu::create_fused_kernel(candidate);
 }
 
 std::unique_ptr<Stream> CpuBackend::create_stream(int) { return std::make_unique<CpuStream>(); }

@@ -253,13 +253,13 @@ class UnaryKernel final : public OpKernel {
       constexpr C kZero = 0, kOne = 1;
       switch (fn_) {
         case UnaryFn::relu:
-          return map(x, y, [](C v) { return v > kZero ? v : kZero; });
+          return map(x, y, [](C v) { return relu(v); });
         case UnaryFn::neg:
           return map(x, y, [](C v) { return -v; });
         case UnaryFn::abs:
           return map(x, y, [](C v) { return std::fabs(v); });
         case UnaryFn::leaky_relu:
-          return map(x, y, [=](C v) { return v < kZero ? alpha * v : v; });
+          return map(x, y, [=](C v) { return leaky_relu(v, alpha); });
         case UnaryFn::elu:
           return map(x, y, [=](C v) { return elu(v, alpha); });
         case UnaryFn::sigmoid:

@@ -11,6 +11,7 @@
 
 #include "backend/cpu/activation_math.hpp"
 #include "backend/cpu/elementwise_support.hpp"
+#include "backend/cpu/vector_math.hpp"
 #include "graph/ops/elementwise_attrs.hpp"
 
 namespace loom::backend::cpu {
@@ -211,6 +212,12 @@ class UnaryKernel final : public OpKernel {
 
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    // Sigmoid and Erf in f32 run on the vectorised functions the fusion epilogue shares.
+    if (dtype_ == DType::f32 && (fn_ == UnaryFn::sigmoid || fn_ == UnaryFn::erf)) {
+      const auto* x = static_cast<const float*>(inputs[0]);
+      auto* y = static_cast<float*>(outputs[0]);
+      return fn_ == UnaryFn::sigmoid ? sigmoid_array(x, y, count_) : erf_array(x, y, count_);
+    }
     UnaryDTypes::dispatch(dtype_, [&]<class T>(std::type_identity<T>) {
       run_typed(static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]));
     });

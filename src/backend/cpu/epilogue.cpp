@@ -2,9 +2,11 @@
 // the op's own kernel (elementwise.cpp, activation_math.hpp), so fusion changes no bit.
 #include "backend/cpu/epilogue.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu/activation_math.hpp"
+#include "backend/cpu/vector_math.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -12,6 +14,15 @@ namespace {
 template <class F>
 void map_in_place(float* y, std::int64_t count, F f) {
   for (std::int64_t i = 0; i < count; ++i) y[i] = f(y[i]);
+}
+
+// Calls chunk(values, scratch, n) over y in pieces that fit a stack buffer (and L1): a step that
+// needs an intermediate array, as the unfused kernels write one.
+template <class F>
+void by_chunks(float* y, std::int64_t count, F chunk) {
+  constexpr std::int64_t kChunk = 1024;
+  alignas(64) float scratch[kChunk];
+  for (std::int64_t i = 0; i < count; i += kChunk) chunk(y + i, scratch, std::min(kChunk, count - i));
 }
 
 // x op t with t the broadcast tensor operand, or t op x where the operand comes first.
@@ -59,7 +70,7 @@ void apply_epilogue(const Epilogue& epilogue, std::size_t first, const Shape& re
         map_in_place(y, count, [=](float v) { return leaky_relu(v, alpha); });
         break;
       case EpilogueKind::sigmoid:
-        map_in_place(y, count, [](float v) { return sigmoid(v); });
+        sigmoid_array(y, y, count);
         break;
       case EpilogueKind::tanh:
         map_in_place(y, count, [](float v) { return std::tanh(v); });
@@ -78,15 +89,18 @@ void apply_epilogue(const Epilogue& epilogue, std::size_t first, const Shape& re
         break;
       case EpilogueKind::silu:
         // Mul(x, Sigmoid(x)): the product of the two values the unfused kernels write.
-        map_in_place(y, count, [](float v) { return v * sigmoid(v); });
+        by_chunks(y, count, [](float* v, float* s, std::int64_t n) {
+          sigmoid_array(v, s, n);
+          for (std::int64_t j = 0; j < n; ++j) v[j] = v[j] * s[j];
+        });
         break;
       case EpilogueKind::gelu_erf_chain:
         // Div, Erf, Add, Mul, Mul, each rounded to float as the unfused kernels round them.
-        map_in_place(y, count, [=](float v) {
-          const float scaled = v / alpha;
-          const float shifted = std::erf(scaled) + beta;
-          const float product = v * shifted;
-          return product * gamma;
+        by_chunks(y, count, [=](float* v, float* t, std::int64_t n) {
+          for (std::int64_t j = 0; j < n; ++j) t[j] = v[j] / alpha;
+          erf_array(t, t, n);
+          for (std::int64_t j = 0; j < n; ++j) t[j] = t[j] + beta;
+          for (std::int64_t j = 0; j < n; ++j) v[j] = (v[j] * t[j]) * gamma;
         });
         break;
       case EpilogueKind::add:

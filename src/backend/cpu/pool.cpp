@@ -84,17 +84,64 @@ class PoolKernel final : public OpKernel {
     planes_ = x[0] * x[1];
   }
 
+ public:
+  std::size_t workspace_bytes() const override {
+    return separable() ? static_cast<std::size_t>(geometry_.input[1] * geometry_.output[2]) * dtype_size(dtype_) : 0;
+  }
+
  protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
+                Stream&) override {
     MaxPoolDTypes::dispatch(dtype_, [&]<class T>(std::type_identity<T>) {
-      run_typed(static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]));
+      run_typed(static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]), workspace);
     });
   }
 
  private:
+  // A max pool over rows and columns only, undilated: the max of a window is the max over its rows
+  // of each row's max, so each plane is reduced along W into the workspace, then along H.
+  bool separable() const {
+    return kind_ == PoolKind::max && geometry_.input[0] == 1 && geometry_.kernel[0] == 1 &&
+           geometry_.dilation[1] == 1 && geometry_.dilation[2] == 1;
+  }
+
+  template <class T>
+  static T lowest() {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+  }
+
+  template <class T>
+  void max_rows_then_columns(const T* x, T* y, T* row_max) const {
+    const auto& in = geometry_.input;
+    const auto& out = geometry_.output;
+    const std::int64_t plane_in = in[1] * in[2], plane_out = out[1] * out[2];
+    for (std::int64_t plane = 0; plane < planes_; ++plane) {
+      const T* src = x + plane * plane_in;
+      for (std::int64_t ih = 0; ih < in[1]; ++ih)
+        for (std::int64_t ow = 0; ow < out[2]; ++ow) {
+          const T* row = src + ih * in[2] + ow * geometry_.stride[2] - geometry_.pad_begin[2];
+          T max = lowest<T>();
+          for (std::int64_t tw = taps_[2].first[ow]; tw < taps_[2].last[ow]; ++tw) max = std::max(max, row[tw]);
+          row_max[ih * out[2] + ow] = max;
+        }
+      T* dst = y + plane * plane_out;
+      for (std::int64_t oh = 0; oh < out[1]; ++oh) {
+        T* out_row = dst + oh * out[2];
+        std::fill(out_row, out_row + out[2], lowest<T>());
+        const std::int64_t start = oh * geometry_.stride[1] - geometry_.pad_begin[1];
+        for (std::int64_t th = taps_[1].first[oh]; th < taps_[1].last[oh]; ++th) {
+          const T* in_row = row_max + (start + th) * out[2];
+          for (std::int64_t ow = 0; ow < out[2]; ++ow) out_row[ow] = std::max(out_row[ow], in_row[ow]);
+        }
+      }
+    }
+  }
+
   // The maximum in T; the average sums in float (f32) or double (f64).
   template <class T>
-  void run_typed(const T* x, T* y) const {
+  void run_typed(const T* x, T* y, void* workspace) const {
+    if (separable()) return max_rows_then_columns(x, y, static_cast<T*>(workspace));
     using Sum = std::conditional_t<std::is_same_v<T, double>, double, float>;
     const auto& in = geometry_.input;
     const auto& out = geometry_.output;

@@ -1,5 +1,6 @@
 // Resize (nearest, linear, cubic over any axes) from the shared plan: every output element sums
-// its neighbours over all axes' taps, each weighted by the product of the per-axis weights.
+// its neighbours over all axes' taps, each weighted by the product of the per-axis weights; where
+// every axis has one tap (nearest) the output is a plain gather, row by row.
 #include <cstdint>
 #include <vector>
 
@@ -34,6 +35,7 @@ class ResizeKernel final : public OpKernel {
     const std::size_t rank = plan_.output.size();
     const std::int64_t total = product(plan_.output, 0, rank);
     if (total == 0) return;
+    if (multi_tap_axes_.empty()) return gather(x, y, total);
     std::vector<std::int64_t> index(rank, 0);
     std::vector<int> tap(multi_tap_axes_.size(), 0);
     for (std::int64_t i = 0; i < total; ++i) {
@@ -65,6 +67,27 @@ class ResizeKernel final : public OpKernel {
   }
 
  private:
+  // Every axis reads one input element (nearest, or an identity): each output row is a gather from
+  // one input row, copied as it is.
+  void gather(const float* x, float* y, std::int64_t total) const {
+    const std::size_t rank = plan_.output.size();
+    const std::int64_t inner = plan_.output[rank - 1];
+    const std::vector<std::int64_t>& columns = plan_.axes[rank - 1].index;
+    std::vector<std::int64_t> index(rank - 1, 0);
+    for (std::int64_t row = 0; row < total / inner; ++row) {
+      std::int64_t base = 0;
+      for (std::size_t a = 0; a + 1 < rank; ++a)
+        base += plan_.axes[a].index[static_cast<std::size_t>(index[a])] * in_strides_[a];
+      const float* in = x + base;
+      float* out = y + row * inner;
+      for (std::int64_t j = 0; j < inner; ++j) out[j] = in[columns[static_cast<std::size_t>(j)]];
+      for (std::size_t a = rank - 1; a-- > 0;) {
+        if (++index[a] < plan_.output[a]) break;
+        index[a] = 0;
+      }
+    }
+  }
+
   graph::ResizePlan plan_;
   std::vector<std::int64_t> input_, in_strides_;
   std::vector<std::size_t> multi_tap_axes_;  // axes with more than one tap

@@ -92,6 +92,8 @@ struct BenchOptions {
   std::vector<std::string> onnx_names;  // real-mix: names for onnx_files (else named after the file)
   loom::PolicyOptions policy_options;
   std::string cuda_graphs = "on";
+  std::size_t cpu_threads = 0;                  // ExecutorOptions::cpu_threads
+  bool cpu_stream_shares = false;               // ExecutorOptions::cpu_stream_shares
   std::vector<std::string> stream_priorities;   // MODEL=N
   int persistent_grid_max_sms = 0;              // LoadOptions::persistent_grid_max_sms, every model
   std::vector<std::string> request_priorities;  // MODEL=urgent|normal|background
@@ -100,7 +102,7 @@ struct BenchOptions {
   bool live = false;                            // --live: the live view on stderr
   int metrics_port = 0;                         // ExecutorOptions::metrics_port
   std::string metrics_address = "127.0.0.1";
-  cli::DebugFlags debug;                        // --debug, --debug-compare, --debug-tolerance
+  cli::DebugFlags debug;  // --debug, --debug-compare, --debug-tolerance
   // Given explicitly on the command line (they conflict with --compare and --arrival-rate).
   bool policy_given = false;
   bool concurrency_given = false;
@@ -204,6 +206,12 @@ void print_header(const BenchOptions& options, const loom::Executor& executor, c
   std::printf("Precision:    %s\n", options.fp16 ? "f16" : "f32");
   std::printf("CUDA graphs:  %s%s\n", options.cuda_graphs.c_str(),
               executor.backend_name() == "cuda" ? "" : " (no effect on this backend)");
+  if (executor.backend_name() != "cuda")
+    std::printf(
+        "CPU threads:  %s, %s\n",
+        options.cpu_threads == 0 ? "the cores this process may use" : std::to_string(options.cpu_threads).c_str(),
+        options.cpu_stream_shares ? "stream shares (each model's stream on a worker of its own, an equal share)"
+                                  : "one Step at a time on all of them");
   std::printf("Idle-time:    window %zu, starvation limit %u, blocks %s\n", options.policy_options.window,
               options.policy_options.starvation_limit,
               options.policy_options.block_us > 0 ? format("< %g us", options.policy_options.block_us).c_str() : "off");
@@ -367,6 +375,8 @@ nlohmann::ordered_json report_head(const BenchOptions& options, const loom::Exec
   doc["batch"] = options.batch;
   doc["size"] = size;
   doc["load"] = load_json(options);
+  doc["cpu_threads"] = options.cpu_threads;
+  doc["cpu_stream_shares"] = options.cpu_stream_shares;
   return doc;
 }
 
@@ -553,6 +563,8 @@ nlohmann::ordered_json comparison_json(const BenchOptions& options, const loom::
   doc["load"] = load_json(options);
   doc["cuda_graphs"] = options.cuda_graphs == "on";
   doc["persistent_grid_max_sms"] = options.persistent_grid_max_sms;
+  doc["cpu_threads"] = options.cpu_threads;
+  doc["cpu_stream_shares"] = options.cpu_stream_shares;
   doc["baseline"] = baseline_run(runs).policy;
   doc["policies"] = nlohmann::ordered_json::array();
   for (const auto& run : runs) {
@@ -937,6 +949,8 @@ int run_bench(BenchOptions options) {
   executor_options.record_timeline = trace_file.is_open() || options.compare || profiling;
   executor_options.policy_options = options.policy_options;
   executor_options.cuda_graphs = options.cuda_graphs == "on";
+  executor_options.cpu_threads = options.cpu_threads;
+  executor_options.cpu_stream_shares = options.cpu_stream_shares;
   executor_options.metrics_port = options.metrics_port;
   executor_options.metrics_address = options.metrics_address;
   loom::bench::apply_stage_flags(options.stages, executor_options);
@@ -1384,6 +1398,16 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"on", "off"}).description(""))
         ->type_name("on|off")
         ->capture_default_str();
+    app.add_option("--cpu-threads", options.cpu_threads,
+                   "Threads each CPU kernel may use (large ops split over them, same bits for any count); 0 = the "
+                   "cores this process may use (CPU only)")
+        ->check(cli::non_negative_integer())
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_flag("--cpu-stream-shares", options.cpu_stream_shares,
+                 "Give each model's CPU stream a worker thread of its own and an equal share of --cpu-threads, so "
+                 "models' Steps run at the same time on different cores (CPU only; the policies then see Steps "
+                 "overlap)");
     app.add_option("--stream-priority", options.stream_priorities,
                    "Priority of MODEL's stream: 0 normal, higher more urgent (CUDA stream priorities); repeatable")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)

@@ -39,6 +39,7 @@ struct RunOptions {
   std::vector<std::string> dims;
   std::size_t iterations = 1;
   int persistent_grid_max_sms = 0;  // LoadOptions::persistent_grid_max_sms
+  std::size_t threads = 0;          // ExecutorOptions::cpu_threads
   bool list_devices = false;
   cli::DebugFlags debug;
   std::string debug_inputs;  // where to write the inputs of a divergent request
@@ -193,6 +194,7 @@ int run(const RunOptions& options) {
 
   loom::ExecutorOptions executor_options;
   executor_options.device = options.device;
+  executor_options.cpu_threads = options.threads;
   cli::apply_debug_flags(options.debug, executor_options);
   if (!options.debug_inputs.empty() && executor_options.debug != loom::DebugMode::compare)
     throw cli::UsageError("--debug-inputs applies to --debug-compare");
@@ -343,6 +345,12 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--persistent-grid-max-sms", options.persistent_grid_max_sms,
                    "Most SMs an LSTM/GRU node's persistent loop may hold, one block each (CUDA); 0 = no cap")
+        ->check(cli::non_negative_integer())
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--threads", options.threads,
+                   "Threads each CPU kernel may use (the CPU backend's large ops split over them; results are the "
+                   "same bits for any count); 0 = the cores this process may use")
         ->check(cli::non_negative_integer())
         ->type_name("N")
         ->capture_default_str();

@@ -53,6 +53,18 @@ struct ExecutorOptions {
   // and `policy_options` are ignored. The executor calls it from its dispatcher thread only, for as
   // long as it runs; one object must not serve two running executors at once.
   std::shared_ptr<SchedulingPolicy> custom_policy;
+  // CPU backend (device "cpu" or "cpu:accel", and debug = cpu): the threads a kernel may use for
+  // its large loops (small ones stay on one thread); 0 = the cores this process may use. Results
+  // are bit-identical for every count. Ignored by CUDA.
+  std::size_t cpu_threads = 0;
+  // CPU backend: give each model's stream a worker thread of its own and a share of cpu_threads
+  // (an equal share, at least 1, recomputed as models load), so that Steps of different models
+  // run at the same time on different cores: the CPU analogue of SM partitions. Launches then
+  // return before their work is done, as on a GPU, and the policies see Steps overlap
+  // (AcceleratorState::steps_overlap); a model running alone uses only its share. Off (the
+  // default, and the reference): the dispatcher runs each Step itself, one at a time, on all
+  // cpu_threads. docs/cpu-threads.md. Ignored by CUDA.
+  bool cpu_stream_shares = false;
   // Precision of weights and activations on the device: f32, or f16 (CUDA only). Requests are
   // always given and returned in the model's own dtypes; the pre/post stages convert.
   DType compute_dtype = DType::f32;

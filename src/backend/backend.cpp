@@ -108,6 +108,18 @@ void check_fused_kernel(const FusionCandidate& candidate, const FusedKernel& fus
   }
 }
 
+void FailureScope::fail(std::exception_ptr error) noexcept {
+  std::lock_guard lock(mutex_);
+  if (failure_ || !error) return;
+  failure_ = std::move(error);
+  failed_.store(true, std::memory_order_release);
+}
+
+std::exception_ptr FailureScope::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
 void Stream::copy_on_device_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                                std::size_t row_bytes, std::size_t rows) {
   if (row_bytes == dst_pitch && row_bytes == src_pitch) return copy_on_device(dst, src, row_bytes * rows);

@@ -3,9 +3,12 @@
 // backend is the fast one. Nothing outside src/backend/ knows which one it talks to.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -40,8 +43,30 @@ class Graph {
   virtual void launch(Stream& stream) = 0;
 };
 
+// Where an asynchronous stream reports work that failed after its launch had returned (a CPU
+// kernel on a stream's worker thread throwing on a request's bad data), so that the failure
+// reaches the one request whose work it was and nothing else. Work enqueued on a stream while a
+// scope is set on it (Stream::set_failure_scope) belongs to that scope: the scope keeps the first
+// failure, and its work not yet started is skipped from then on (events are still reached, so
+// waits and the memory pool's release_after() carry on). Launches that fail as they are made
+// (every launch on a synchronous stream) throw instead and leave the scope untouched. Thread-safe.
+class FailureScope {
+ public:
+  // Keeps `error` unless a failure is kept already.
+  void fail(std::exception_ptr error) noexcept;
+  bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
+  // The first failure, or null.
+  std::exception_ptr failure() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::exception_ptr failure_;
+  std::atomic<bool> failed_{false};
+};
+
 // An ordered queue of device work. CUDA streams run asynchronously to the host; the CPU backend's
-// streams run each call to completion before returning.
+// streams run each call to completion before returning, unless they were given a thread share
+// with stream workers on (HostThreading): then they run their work on a worker thread of their own.
 class Stream {
  public:
   virtual ~Stream() = default;
@@ -61,6 +86,18 @@ class Stream {
   virtual void wait(Event& event) = 0;  // later work on this stream starts after `event`
   virtual void synchronize() = 0;
   virtual void* native_handle() noexcept { return nullptr; }  // cudaStream_t on CUDA
+
+  // Work enqueued from now on belongs to `scope` (nullptr: to none), until the next call; see
+  // FailureScope. Default: ignored, for streams whose launches report their errors as they are
+  // made. A failure of work that belongs to no scope is rethrown by the next synchronize().
+  virtual void set_failure_scope(std::shared_ptr<FailureScope> scope) { (void)scope; }
+  // The share of the device this stream's kernels may use, the CPU analogue of an SM partition:
+  // on a backend that computes on the host (Backend::host_threads() > 0), `threads` threads for
+  // each kernel (0 = the backend's count), and with stream workers on (HostThreading), a worker
+  // thread of its own that runs the stream's work asynchronously from this call on (make that
+  // first call before other threads use the stream). Later calls may come from any thread: a new
+  // share applies from the stream's next kernel. Default: ignored.
+  virtual void set_thread_share(std::size_t threads) { (void)threads; }
 
   // Graph capture, on backends whose supports_graphs() is true (others throw Error(unsupported)).
   // Between begin_capture() and end_capture(), work the calling thread enqueues on this stream is
@@ -265,7 +302,8 @@ class Probe {
 // one registration (open_backend.hpp) and one answer here, not a branch in every caller.
 struct Capabilities {
   // Kernel launches return only once their work is done (the CPU backend runs each call to
-  // completion on the calling thread); false: launches are queued and run asynchronously.
+  // completion on the calling thread); false: launches are queued and run asynchronously (CUDA;
+  // the CPU backend with stream workers, whose streams given a share run on their own threads).
   bool synchronous_launches = true;
   // A device apart from the host, with memory of its own and copies across a link (a GPU): the
   // profiler sizes its peak measurements for it.
@@ -276,9 +314,27 @@ struct Capabilities {
   bool graphs = false;
 };
 
+// How a backend that runs its kernels on the host's cores (the CPU backend) uses them; backends
+// whose kernels run on a device of their own ignore it.
+struct HostThreading {
+  // Threads one kernel may use (intra-op parallelism); 0 = the cores this process may use.
+  std::size_t threads = 0;
+  // Streams given a share (Stream::set_thread_share) run their work on a worker thread of their
+  // own, asynchronously to their callers, so that two streams' kernels run at the same time on
+  // different cores; capabilities().synchronous_launches is then false. Off: every call runs to
+  // completion on the calling thread (the reference mode).
+  bool stream_workers = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
+  // Sets how kernels use the host's cores; applies to the streams created after the call (make
+  // it before creating any). Default: ignored.
+  virtual void set_host_threading(const HostThreading& threading) { (void)threading; }
+  // Threads a kernel of this backend may use (HostThreading::threads resolved); 0 for a backend
+  // whose kernels do not run on the host.
+  virtual std::size_t host_threads() const noexcept { return 0; }
   virtual Capabilities capabilities() const noexcept = 0;
   virtual std::string name() const = 0;         // as device strings spell it: "cpu" | "cpu:accel" | "cuda"
   virtual std::string device_name() const = 0;  // e.g. "NVIDIA H100 80GB HBM3"

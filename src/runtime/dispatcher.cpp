@@ -40,6 +40,7 @@ class Executor::Impl::Dispatcher {
  private:
   void run_round() {
     if (live_.empty()) return;
+    retire_failed_work();
     finish_stepless();
     expire_late();
     if (live_.empty()) return;
@@ -88,6 +89,17 @@ class Executor::Impl::Dispatcher {
     if (done->has_deadline() && !done->started()) --with_deadline_;
     if (done->deferred) --impl_.arena_waiters;
     impl_.to_post.push(done);
+  }
+
+  // Requests whose work failed on the device after its launch returned (a CPU stream's worker:
+  // FailureScope) end here with that failure: nothing more is launched for them, and what is
+  // queued of theirs is skipped. Other requests, and the model, carry on.
+  void retire_failed_work() {
+    for (std::size_t i = live_.size(); i-- > 0;) {
+      if (!live_[i]->failure_scope->failed()) continue;
+      live_[i]->error = live_[i]->failure_scope->failure();
+      retire(i);
+    }
   }
 
   // A model whose outputs are all constants or inputs compiles to no Steps: its requests only
@@ -232,6 +244,12 @@ class Executor::Impl::Dispatcher {
     RequestPtr& request = live_[chosen];
     auto& model = *request->model;
     bool finished = false, completed = true;
+    // What this launch queues on the model's stream is the request's: a failure there is its own.
+    struct ScopeGuard {
+      backend::Stream& stream;
+      ~ScopeGuard() { stream.set_failure_scope(nullptr); }
+    } scope_guard{model.stream()};
+    model.stream().set_failure_scope(request->failure_scope);
     try {
       auto* recorder = request->recorder.get();
       if (recorder) recorder->picked(impl_.timeline_clock->host_now_us(), request->next_step, picked_from_);
@@ -262,7 +280,13 @@ class Executor::Impl::Dispatcher {
       } else {
         impl_.pause(*request);  // inside the Step: it resumes from request->cursor
       }
-      if (completed && impl_.debug_compare) impl_.debug_compare->step_completed(*request, request->next_step - 1);
+      if (completed && impl_.debug_compare) {
+        // The comparison reads the Step's outputs: they must be there, and must not be the
+        // leftovers of a kernel that failed after its launch returned.
+        model.stream().synchronize();
+        if (auto failure = request->failure_scope->failure()) std::rethrow_exception(failure);
+        impl_.debug_compare->step_completed(*request, request->next_step - 1);
+      }
       bound_inflight(model.stream().record(), *request->counters);
       if (request->next_step == model.plan().steps.size()) {
         request->finished = model.stream().record();

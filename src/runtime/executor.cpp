@@ -91,6 +91,8 @@ Executor::Impl::Impl(ExecutorOptions opts, runtime::ExecutorTestHooks test_hooks
   check_stage_threads(options.stage_threads);
   device_holder = backend::open_backend(options.debug == DebugMode::cpu ? "cpu" : options.device);
   device = device_holder.get();
+  // Before any stream exists: the streams take the thread count and the mode as they are created.
+  device->set_host_threading({options.cpu_threads, options.cpu_stream_shares});
   profile = profile::resolve_profile(options.profile, device->device_name());
   if (options.compute_dtype == DType::f16 && !device->capabilities().f16_compute)
     throw Error(ErrorCode::unsupported, "f16 compute needs a backend that computes in f16 (CUDA); device '" +
@@ -144,6 +146,19 @@ runtime::LoadedModel& Executor::Impl::find(const std::string& name) const {
                                               (known.empty() ? std::string("none") : known) + ")");
   }
   return *it->second;
+}
+
+// Equal shares, the first `threads % models` streams one thread more; at least one each (more
+// models than threads share cores through the OS). Shares are fixed partitions: a model with no
+// work leaves its threads idle, as an SM partition does.
+void Executor::Impl::assign_thread_shares() {
+  if (!options.cpu_stream_shares || device->host_threads() == 0 || load_order.empty()) return;
+  const std::size_t threads = device->host_threads();
+  const std::size_t count = load_order.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t share = std::max<std::size_t>(1, threads / count + (i < threads % count ? 1 : 0));
+    models.at(load_order[i])->stream().set_thread_share(share);
+  }
 }
 
 void Executor::Impl::check_inputs(const runtime::LoadedModel& model, const std::vector<Tensor>& inputs) const {
@@ -266,6 +281,7 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   impl_->load_options.emplace(name, options);
   impl_->load_order.push_back(name);
   impl_->models.emplace(name, std::move(loaded));
+  impl_->assign_thread_shares();
 }
 
 std::vector<std::string> Executor::models() const {

@@ -77,6 +77,10 @@ struct Request {
   BudgetCharge charge;  // the arena's share of arena_memory_limit_bytes
   std::unique_ptr<backend::Event> inputs_ready;
   std::unique_ptr<backend::Event> finished;
+  // Its Steps' work on its model's stream belongs to this scope: on a backend whose kernels run
+  // after their launch returned (CPU stream shares), a kernel failing there fails this request
+  // only (the dispatcher retires it at its next round, post-process at the latest).
+  std::shared_ptr<backend::FailureScope> failure_scope = std::make_shared<backend::FailureScope>();
   std::size_t next_step = 0;
   std::uint32_t passed_over = 0;
   Clock::time_point ready_at;
@@ -198,6 +202,9 @@ struct Executor::Impl {
   double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - epoch).count(); }
   double trace_now_us() const { return timeline_clock->host_now_us(); }
   runtime::LoadedModel& find(const std::string& name) const;
+  // With ExecutorOptions::cpu_stream_shares: each loaded model's stream gets its share of the
+  // backend's threads (called by load() under models_mutex, as the model count changes).
+  void assign_thread_shares();
   void check_inputs(const runtime::LoadedModel& model, const std::vector<Tensor>& inputs) const;
   void enqueue(const std::string& name, std::vector<Tensor> inputs, TimedCallback done, RequestOptions options);
 

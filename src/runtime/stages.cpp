@@ -213,6 +213,9 @@ void Executor::Impl::post_process(std::size_t worker, RequestPtr request) {
       std::vector<Tensor> device_outputs = model.download_outputs(request->arena.get(), *download);
       if (request->recorder) request->recorder->end(*download);
       download->synchronize();
+      // A kernel of the request that failed after its launch returned (CPU stream shares), too
+      // late for the dispatcher to see: the outputs are not the model's.
+      if (auto failure = request->failure_scope->failure()) std::rethrow_exception(failure);
       for (std::size_t i = 0; i < device_outputs.size(); ++i)
         outputs.push_back(device_outputs[i].dtype() == infos[i].dtype ? std::move(device_outputs[i])
                                                                       : device_outputs[i].to(infos[i].dtype));

@@ -98,10 +98,12 @@ class DeviceBuffer {
 
 // Creates the CPU kernel for `op_type` and runs it once. Output and workspace bytes start as 0xFF
 // (NaN for floats, -1 for integers) so a kernel that skips an element or reads scratch it did not
-// write shows up. Throws whatever kernel creation or the run throws.
+// write shows up. Throws whatever kernel creation or the run throws. `threads`: the threads the
+// kernel may use (backend::HostThreading::threads); 0 = the backend's default.
 inline OpResult run_cpu_op(const std::string& op_type, Attributes attrs, const std::vector<OpInput>& inputs,
-                           const std::vector<OpOutput>& outputs) {
+                           const std::vector<OpOutput>& outputs, std::size_t threads = 0) {
   auto backend = backend::make_cpu_backend();
+  backend->set_host_threading({threads, false});
   const Node node = make_node(op_type, std::move(attrs), inputs.size(), outputs, &inputs);
   const backend::KernelSpec spec = make_spec(node, inputs, outputs);
   auto kernel = backend->create_kernel(spec);

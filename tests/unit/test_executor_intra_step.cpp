@@ -401,6 +401,25 @@ TEST(ExecutorIntraStep, UrgentRequestPausesALongLstmInside) {
   }
 }
 
+TEST(ExecutorIntraStep, ALoopOnAStreamWorkerPausesInsideToo) {
+  // With stream shares the LSTM's loop runs on its stream's worker thread after the launch
+  // returned; the pause word reaches it there, and the dispatcher reads the progress back once
+  // the stream has passed it. Same pauses, same bits.
+  constexpr std::int64_t seq = 128;
+  const Model lm = lstm_model(seq, 16, 32, 31), um = small_mlp(32);
+  const auto long_in = random_inputs(lm, 301), urgent_in = random_inputs(um, 302);
+  const Outputs long_alone = run_alone(lm, long_in), urgent_alone = run_alone(um, urgent_in);
+  ExecutorOptions options = cpu_options();
+  options.cpu_threads = 2;
+  options.cpu_stream_shares = true;
+  const IntraStepRun run = run_with_urgent(options, lm, long_in, um, "urgent", urgent_in, 2);
+  EXPECT_TRUE(same_bits(run.long_outputs, long_alone));
+  ASSERT_EQ(run.urgent_outputs.size(), 2u);
+  for (const auto& out : run.urgent_outputs) EXPECT_TRUE(same_bits(out, urgent_alone));
+  EXPECT_EQ(run.completion_order.back(), "long");
+  EXPECT_EQ(run.stats.pauses_inside_steps, 2u);
+}
+
 TEST(ExecutorIntraStep, ManyPausesOnTheSameModelAreBitIdentical) {
   // Urgent requests of the same LSTM model use its workspace while the long one is paused; the
   // long one pauses at iterations 1, 2, ... 5 and still gives the bits of its run alone.

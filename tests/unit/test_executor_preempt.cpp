@@ -94,14 +94,7 @@ TEST(ExecutorPreempt, DumpAndRestoreUnderAnArenaLimitIsBitIdentical) {
   const auto long_in = random_inputs(lm, 301), urgent_in = random_inputs(um, 302);
   const Outputs long_alone = run_alone(options, lm, "long", long_in);
   const Outputs urgent_alone = run_alone(options, um, "urgent", urgent_in);
-  std::uint64_t long_arena = 0, urgent_arena = 0;
-  {
-    Executor probe(options);
-    probe.load(lm, "long");
-    probe.load(um, "urgent");
-    long_arena = probe.model_info("long").activation_bytes;
-    urgent_arena = probe.model_info("urgent").activation_bytes;
-  }
+  const auto [long_arena, urgent_arena] = arena_bytes(options, lm, um);
   // Room for either request, never both.
   options.arena_memory_limit_bytes = std::max(long_arena, urgent_arena);
   ASSERT_LT(options.arena_memory_limit_bytes, long_arena + urgent_arena);

@@ -253,6 +253,16 @@ class UrgentInjector {
   std::vector<std::string> order_;
 };
 
+// What one request's arena takes (ModelInfo::activation_bytes) for `long_model` and
+// `urgent_model`, loaded with `options`: the figures an arena limit is set from.
+inline std::pair<std::uint64_t, std::uint64_t> arena_bytes(const ExecutorOptions& options, const Model& long_model,
+                                                           const Model& urgent_model) {
+  Executor probe(options);
+  probe.load(long_model, "long");
+  probe.load(urgent_model, "urgent");
+  return {probe.model_info("long").activation_bytes, probe.model_info("urgent").activation_bytes};
+}
+
 // The Steps after which model `info` may pause.
 inline std::vector<std::size_t> cancellation_points(const ModelInfo& info) {
   std::vector<std::size_t> points;

@@ -111,6 +111,8 @@ MemoryLedger& ledger() {
 class LedgerBackend final : public backend::Backend {
  public:
   LedgerBackend() : cpu_(backend::make_cpu_backend()) {}
+  void set_host_threading(const backend::HostThreading& threading) override { cpu_->set_host_threading(threading); }
+  std::size_t host_threads() const noexcept override { return cpu_->host_threads(); }
   backend::Capabilities capabilities() const noexcept override { return cpu_->capabilities(); }
   std::string name() const override { return cpu_->name(); }
   std::string device_name() const override { return cpu_->device_name(); }
@@ -480,7 +482,10 @@ bool eventually(Condition&& condition, Clock::time_point give_up) {
 
 }  // namespace
 
-TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) {
+// The stress on an executor whose models' streams run as `threading` says (stream shares: each on a
+// worker of its own, asynchronously), with `requests` requests, against results computed alone on
+// the reference executor (synchronous streams).
+void stress(const backend::HostThreading& threading, int requests) {
   const auto started = Clock::now();
   const auto give_up = started + kPatience;
   register_ledger_backend();
@@ -488,6 +493,8 @@ TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) {
   const Expected expected = isolated_results(models);
 
   ExecutorOptions options = base_options("ledger-cpu");
+  options.cpu_threads = threading.threads;
+  options.cpu_stream_shares = threading.stream_workers;
   options.policy = "round-robin";  // interleaves requests: many started at once, to be paused
   options.queue_capacity = 8;      // back-pressure from 64 clients into submit()
   // Two threads in each host stage: requests overtake each other between the stages, and failures,
@@ -516,7 +523,7 @@ TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) {
   {
     std::vector<std::thread> clients;
     for (int c = 0; c < kClients; ++c) {
-      const int count = kRequests / kClients + (c < kRequests % kClients ? 1 : 0);
+      const int count = requests / kClients + (c < requests % kClients ? 1 : 0);
       clients.emplace_back([&, c, count] { run_client(c, count, *ex, expected, tally, slots[c], give_up); });
     }
     for (auto& client : clients) client.join();
@@ -539,7 +546,8 @@ TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) {
   const ExecutorStats after = ex->stats();
   const auto elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
 
-  std::printf("ExecutorStress: %d requests from %d clients in %.1f s\n", kRequests, kClients, elapsed_s);
+  std::printf("ExecutorStress: %d requests from %d clients in %.1f s%s\n", requests, kClients, elapsed_s,
+              threading.stream_workers ? " (stream shares)" : "");
   for (std::size_t k = 0; k < kKinds; ++k)
     std::printf("  %-15s submitted %5llu  refused %5llu\n", kKindNames[k],
                 static_cast<unsigned long long>(tally.submitted[k].load()),
@@ -557,7 +565,7 @@ TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) {
               static_cast<unsigned long long>(after.pool_bytes_reserved));
 
   // Nothing lost, nothing twice, every end the right one.
-  EXPECT_EQ(accepted + refused, static_cast<std::uint64_t>(kRequests));
+  EXPECT_EQ(accepted + refused, static_cast<std::uint64_t>(requests));
   EXPECT_EQ(tally.mismatches.load(), 0u);
   EXPECT_EQ(tally.wrong_errors.load(), 0u);
   const std::uint64_t watched = accepted - tally.submitted[static_cast<std::size_t>(Kind::abandoned)];
@@ -650,3 +658,11 @@ TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) {
   EXPECT_EQ(ledger().totals().host_bytes, 0u);
   EXPECT_EQ(ledger().totals().unknown_releases, 0u);
 }
+
+TEST(ExecutorStress, FaultsFromManyClientsLoseNothingAndChangeNoBits) { stress({}, kRequests); }
+
+// The same mix with each model's stream on a worker of its own (ExecutorOptions::cpu_stream_shares):
+// Steps of the three models run at once and after their launches return, while requests fail,
+// expire, are dumped and restored; a quarter of the requests keeps CI's time in bounds. Four
+// threads: shares of 2, 1 and 1, so a share above one splits kernels too.
+TEST(ExecutorStress, WithStreamSharesFaultsLoseNothingAndChangeNoBits) { stress({4, true}, kRequests / 4); }

@@ -16,6 +16,7 @@
 #include "backend/cpu/epilogue.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 
@@ -49,6 +50,9 @@ ConvGeometry parse_conv(const KernelSpec& spec) {
 }
 
 namespace {
+
+// Matrix (or output) floats below which unrolling (or the bias fill) stays on one thread.
+constexpr std::int64_t kUnrollChunkFloats = std::int64_t{1} << 15;
 
 class ConvKernel final : public OpKernel {
  public:
@@ -106,8 +110,11 @@ class ConvKernel final : public OpKernel {
         float beta = 0.0f;
         if (bias) {
           // The bias pre-fills each output plane; the GEMM then accumulates onto it.
-          for (std::int64_t oc = 0; oc < group_out_; ++oc)
-            std::fill(out + oc * pixels_, out + (oc + 1) * pixels_, bias[g * group_out_ + oc]);
+          parallel_for(group_out_, std::max<std::int64_t>(1, kUnrollChunkFloats / pixels_),
+                       [&](std::int64_t begin, std::int64_t end) {
+                         for (std::int64_t oc = begin; oc < end; ++oc)
+                           std::fill(out + oc * pixels_, out + (oc + 1) * pixels_, bias[g * group_out_ + oc]);
+                       });
           beta = 1.0f;
         }
         gemm(group_out_, pixels_, patch_, 1.0f, row_major(filters, patch_), row_major(matrix, pixels_), beta, out,
@@ -124,8 +131,16 @@ class ConvKernel final : public OpKernel {
   }
 
   // im2col for one image and group: row (c, kd, kh, kw), column (od, oh, ow) holds the input
-  // element that filter tap sees at that output position, or 0 in the padding.
+  // element that filter tap sees at that output position, or 0 in the padding. Channels are
+  // unrolled by the kernel's threads, each writing its own rows.
   void unroll_patches(const float* image, float* columns) const {
+    const std::int64_t channel_floats = product(geometry_.kernel, 0, 3) * pixels_;
+    parallel_for(group_in_, std::max<std::int64_t>(1, kUnrollChunkFloats / channel_floats),
+                 [&](std::int64_t begin, std::int64_t end) { unroll_channels(image, columns, begin, end); });
+  }
+
+  // Rows of channels [c_begin, c_end).
+  void unroll_channels(const float* image, float* columns, std::int64_t c_begin, std::int64_t c_end) const {
     const auto& in = geometry_.input;
     const auto& out = geometry_.output;
     const auto& k = geometry_.kernel;
@@ -133,8 +148,8 @@ class ConvKernel final : public OpKernel {
     const auto& d = geometry_.dilation;
     const auto& p = geometry_.pad_begin;
     const std::int64_t plane_out = out[1] * out[2];
-    float* row = columns;
-    for (std::int64_t c = 0; c < group_in_; ++c) {
+    float* row = columns + c_begin * product(k, 0, 3) * pixels_;
+    for (std::int64_t c = c_begin; c < c_end; ++c) {
       const float* volume = image + c * in_pixels_;
       for (std::int64_t kd = 0; kd < k[0]; ++kd) {
         for (std::int64_t kh = 0; kh < k[1]; ++kh) {

@@ -1,62 +1,22 @@
-// The CPU backend object: memory from the C heap, synchronous streams, and kernel creation through
-// the op registry (kernel_registry.hpp).
+// The CPU backend object: memory from the C heap, streams (cpu_stream.hpp) and kernel creation
+// through the op registry (kernel_registry.hpp), each kernel wrapped to run in its stream's order.
 #include "backend/cpu/cpu_backend.hpp"
 
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
 
+#include "backend/cpu/cpu_stream.hpp"
 #include "backend/cpu/fusion.hpp"
 #include "backend/cpu/kernel_registry.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/open_backend.hpp"
 
 namespace loom::backend {
 namespace cpu {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Work on the CPU is done by the time a call returns, so every point in a stream is reached; a
-// timed event is therefore just the host clock at record().
-class CpuEvent final : public Event {
- public:
-  CpuEvent() = default;
-  explicit CpuEvent(Clock::time_point recorded_at) : recorded_at_(recorded_at) {}
-  void synchronize() override {}
-  bool ready() override { return true; }
-  double microseconds_since(Event& earlier) override {
-    auto* other = dynamic_cast<CpuEvent*>(&earlier);
-    if (!other)
-      throw Error(ErrorCode::invalid_argument, "microseconds_since: the earlier event does not come from a CPU stream");
-    if (!recorded_at_ || !other->recorded_at_)
-      throw Error(ErrorCode::invalid_argument, "microseconds_since: both events must come from record_timed()");
-    return std::chrono::duration<double, std::micro>(*recorded_at_ - *other->recorded_at_).count();
-  }
-
- private:
-  std::optional<Clock::time_point> recorded_at_;  // empty for record()
-};
-
-// Runs each call to completion on the calling thread; ordering is therefore trivially kept.
-class CpuStream final : public Stream {
- public:
-  void copy_to_device(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
-  void copy_to_host(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
-  void copy_on_device(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
-  std::unique_ptr<Event> record() override { return std::make_unique<CpuEvent>(); }
-  std::unique_ptr<Event> record_timed() override { return std::make_unique<CpuEvent>(Clock::now()); }
-  void wait(Event&) override {}
-  void synchronize() override {}
-
- private:
-  static void copy(void* dst, const void* src, std::size_t bytes) {
-    if (bytes == 0 || dst == src) return;
-    std::memcpy(dst, src, bytes);
-  }
-};
 
 constexpr std::size_t kAlignment = 256;
 
@@ -119,7 +79,19 @@ void store_from_float(void* dst, DType dtype, std::size_t i, float value) {
 
 CpuBackend::CpuBackend(std::string name, const std::string& role)
     : name_(std::move(name)),
-      device_name_(role.empty() ? read_cpu_model_name() : role + ": " + read_cpu_model_name()) {}
+      device_name_(role.empty() ? read_cpu_model_name() : role + ": " + read_cpu_model_name()),
+      threads_(static_cast<std::size_t>(cores_available())) {}
+
+void CpuBackend::set_host_threading(const HostThreading& threading) {
+  threads_ = threading.threads > 0 ? threading.threads : static_cast<std::size_t>(cores_available());
+  stream_workers_ = threading.stream_workers;
+}
+
+Capabilities CpuBackend::capabilities() const noexcept {
+  Capabilities c;
+  c.synchronous_launches = !stream_workers_;
+  return c;
+}
 
 // Rough roofline figures for one core of a recent x86 server CPU running this backend's
 // single-threaded kernels (the packed GEMM reaches 30-50 GFLOP/s with AVX2); they only rank
@@ -132,34 +104,44 @@ std::unique_ptr<OpKernel> CpuBackend::create_kernel(const KernelSpec& spec) {
   if (!spec.node) throw Error(ErrorCode::internal, "cpu backend: create_kernel without a node");
   const KernelFactory factory = kernel_registry().find(spec.node->op_type);
   if (!factory) throw_unsupported(spec, "op type is not implemented by the CPU backend");
-  if (spec.backend == this) return factory(spec);
+  if (spec.backend == this) return std::make_unique<StreamOrderedKernel>(spec, factory(spec));
   KernelSpec own = spec;  // kernels running subgraphs create their body's kernels through it
   own.backend = this;
-  return factory(own);
+  return std::make_unique<StreamOrderedKernel>(own, factory(own));
 }
 
 std::optional<FusedKernel> CpuBackend::create_fused_kernel(const FusionCandidate& candidate) {
   return cpu::create_fused_kernel(candidate);
 }
 
-std::unique_ptr<Stream> CpuBackend::create_stream(int) { return std::make_unique<CpuStream>(); }
+std::unique_ptr<Stream> CpuBackend::create_stream(int) {
+  return std::make_unique<CpuStream>(threads_, stream_workers_);
+}
 
 void* CpuBackend::allocate(std::size_t bytes) { return aligned_allocation(bytes, "allocation"); }
 void CpuBackend::deallocate(void* ptr) noexcept { std::free(ptr); }
 void* CpuBackend::allocate_host(std::size_t bytes) { return aligned_allocation(bytes, "host allocation"); }
 void CpuBackend::deallocate_host(void* ptr) noexcept { std::free(ptr); }
 
-void CpuBackend::convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count, Stream&) {
+void CpuBackend::convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t count,
+                         Stream& stream) {
   const auto convertible = [](DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; };
   if (!convertible(src_dtype) || !convertible(dst_dtype))
     throw Error(ErrorCode::unsupported, "cpu backend: cannot convert " + std::string(dtype_name(src_dtype)) + " to " +
                                             std::string(dtype_name(dst_dtype)) + " (only f32, f16 and bf16)");
   if (count == 0) return;
-  if (src_dtype == dst_dtype) {
-    if (dst != src) std::memmove(dst, src, count * dtype_size(src_dtype));
-    return;
-  }
-  for (std::size_t i = 0; i < count; ++i) store_from_float(dst, dst_dtype, i, load_as_float(src, src_dtype, i));
+  const auto run = [=] {
+    if (src_dtype == dst_dtype) {
+      if (dst != src) std::memmove(dst, src, count * dtype_size(src_dtype));
+      return;
+    }
+    for (std::size_t i = 0; i < count; ++i) store_from_float(dst, dst_dtype, i, load_as_float(src, src_dtype, i));
+  };
+  // Device work like any other: in the stream's order.
+  if (auto* cpu = dynamic_cast<CpuStream*>(&stream))
+    cpu->execute(run);
+  else
+    run();
 }
 
 }  // namespace cpu

@@ -1,8 +1,11 @@
-// The CPU backend: host memory, streams that run each call to completion, and the reference
-// kernel of every op in docs/onnx-support.md. Registered twice: "cpu", and "cpu:accel", a separate
-// instance standing in for an accelerator in tests and debugging (its own memory and streams).
+// The CPU backend: host memory, streams (cpu_stream.hpp: each call run to completion, or queued for
+// a worker thread of the stream's own), kernels that split large loops over a configurable number
+// of threads (parallel.hpp), and the reference kernel of every op in docs/onnx-support.md.
+// Registered twice: "cpu", and "cpu:accel", a separate instance standing in for an accelerator in
+// tests and debugging (its own memory and streams).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -16,8 +19,11 @@ class CpuBackend final : public Backend {
   // name in device_name() (empty for the plain CPU backend).
   explicit CpuBackend(std::string name = "cpu", const std::string& role = "");
 
-  // Each call runs to completion on the calling thread; f32 only; no graphs.
-  Capabilities capabilities() const noexcept override { return {}; }
+  void set_host_threading(const HostThreading& threading) override;
+  std::size_t host_threads() const noexcept override { return threads_; }
+  // Each call runs to completion on the calling thread unless stream workers are on; f32 only;
+  // no graphs.
+  Capabilities capabilities() const noexcept override;
   std::string name() const override { return name_; }
   std::string device_name() const override { return device_name_; }
   double peak_flops(DType dtype) const override;
@@ -39,6 +45,8 @@ class CpuBackend final : public Backend {
  private:
   std::string name_;
   std::string device_name_;
+  std::size_t threads_;  // HostThreading::threads resolved
+  bool stream_workers_ = false;
 };
 
 }  // namespace loom::backend::cpu

@@ -1,6 +1,6 @@
 // Unary math and the broadcasting binary ops (arithmetic, Pow, PRelu, comparison, logic). The
 // constructor turns op type and dtypes into an enum and a broadcast plan; run_impl dispatches
-// once on the dtype and runs a tight loop per op.
+// once on the dtype and runs a tight loop per op, split over the kernel's threads when large.
 #include "backend/cpu/elementwise.hpp"
 
 #include <algorithm>
@@ -208,6 +208,7 @@ class UnaryKernel final : public OpKernel {
     require_dtype(spec, spec.outputs[0], dtype_, "output Y");
     require_shape(spec, spec.outputs[0].shape, spec.inputs[0].shape, "output Y");
     count_ = spec.inputs[0].shape.numel();
+    chunk_elements_ = chunk_elements(fn_);
   }
 
  protected:
@@ -216,7 +217,13 @@ class UnaryKernel final : public OpKernel {
     if (dtype_ == DType::f32 && (fn_ == UnaryFn::sigmoid || fn_ == UnaryFn::erf)) {
       const auto* x = static_cast<const float*>(inputs[0]);
       auto* y = static_cast<float*>(outputs[0]);
-      return fn_ == UnaryFn::sigmoid ? sigmoid_array(x, y, count_) : erf_array(x, y, count_);
+      const bool sigmoid = fn_ == UnaryFn::sigmoid;
+      return parallel_for(count_, chunk_elements_, [&](std::int64_t begin, std::int64_t end) {
+        if (sigmoid)
+          sigmoid_array(x + begin, y + begin, end - begin);
+        else
+          erf_array(x + begin, y + begin, end - begin);
+      });
     }
     UnaryDTypes::dispatch(dtype_, [&]<class T>(std::type_identity<T>) {
       run_typed(static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]));
@@ -226,7 +233,32 @@ class UnaryKernel final : public OpKernel {
  private:
   template <class T, class F>
   void map(const T* x, T* y, F f) const {
-    for (std::int64_t i = 0; i < count_; ++i) y[i] = store<T>(f(load(x[i])));
+    parallel_for(count_, chunk_elements_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) y[i] = store<T>(f(load(x[i])));
+    });
+  }
+
+  // Elements worth a thread of their own: many for the ops that cost a compare or a multiply,
+  // fewer for those calling exp, erf, tanh and the like.
+  static std::int64_t chunk_elements(UnaryFn fn) {
+    switch (fn) {
+      case UnaryFn::relu:
+      case UnaryFn::neg:
+      case UnaryFn::abs:
+      case UnaryFn::logical_not:
+      case UnaryFn::leaky_relu:
+      case UnaryFn::hard_sigmoid:
+      case UnaryFn::hard_swish:
+      case UnaryFn::floor:
+      case UnaryFn::ceil:
+      case UnaryFn::round:
+      case UnaryFn::sign:
+      case UnaryFn::thresholded_relu:
+      case UnaryFn::shrink:
+        return std::int64_t{1} << 16;
+      default:
+        return std::int64_t{1} << 12;
+    }
   }
 
   // Integers (and bool, for Not: fn_ tells it from u8) compute exactly; floats in compute_t<T>
@@ -345,6 +377,7 @@ class UnaryKernel final : public OpKernel {
   float alpha_ = 0.0f;
   float beta_ = 0.0f;
   std::int64_t count_ = 0;
+  std::int64_t chunk_elements_ = 0;
 };
 
 // IsNaN and IsInf (detect_negative, detect_positive): f32 in, bool out.

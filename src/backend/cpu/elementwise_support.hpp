@@ -12,9 +12,11 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 
@@ -264,12 +266,13 @@ BroadcastPlan<N> plan_broadcast(const KernelSpec& spec, const Shape& out, const 
   return plan;
 }
 
-// Calls run(out_offset, in_offsets, n, in_strides) once per innermost run of n output elements:
-// output elements [out_offset, out_offset + n) read input k at in_offsets[k] + j * in_strides[k].
+// Calls run(out_offset, in_offsets, n, in_strides) once per innermost run of n output elements
+// within output elements [begin, end) (runs cut at its ends): output elements [out_offset,
+// out_offset + n) read input k at in_offsets[k] + j * in_strides[k].
 template <std::size_t N, class Run>
-void for_each_run(const BroadcastPlan<N>& plan, Run&& run) {
+void for_each_run_in(const BroadcastPlan<N>& plan, std::int64_t begin, std::int64_t end, Run&& run) {
   using Offsets = std::array<std::int64_t, N>;
-  if (plan.count == 0) return;
+  if (plan.count == 0 || begin >= end) return;
   if (plan.dims.empty()) {  // a single element
     run(std::int64_t{0}, Offsets{}, std::int64_t{1}, Offsets{});
     return;
@@ -278,12 +281,19 @@ void for_each_run(const BroadcastPlan<N>& plan, Run&& run) {
   const std::int64_t n = plan.dims.back();
   Offsets inner{};
   for (std::size_t k = 0; k < N; ++k) inner[k] = plan.strides[k].back();
-  std::int64_t outer = 1;
-  for (std::size_t d = 0; d + 1 < rank; ++d) outer *= plan.dims[d];
+  // The multi-index over the outer dims of the run holding `begin`, and its inputs' offsets.
+  std::int64_t o = begin / n;
   std::vector<std::int64_t> index(rank, 0);
   Offsets offsets{};
-  for (std::int64_t o = 0; o < outer; ++o) {
-    run(o * n, offsets, n, inner);
+  for (std::size_t d = rank - 1, rest = static_cast<std::size_t>(o); d-- > 0;) {
+    index[d] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(plan.dims[d]));
+    rest /= static_cast<std::size_t>(plan.dims[d]);
+    for (std::size_t k = 0; k < N; ++k) offsets[k] += index[d] * plan.strides[k][d];
+  }
+  for (std::int64_t first = begin - o * n; o * n < end; ++o, first = 0) {
+    Offsets at = offsets;
+    for (std::size_t k = 0; k < N; ++k) at[k] += first * inner[k];
+    run(o * n + first, at, std::min(n, end - o * n) - first, inner);
     // Advance the multi-index over the outer dims, odometer style.
     for (std::size_t d = rank - 1; d-- > 0;) {
       for (std::size_t k = 0; k < N; ++k) offsets[k] += plan.strides[k][d];
@@ -294,27 +304,45 @@ void for_each_run(const BroadcastPlan<N>& plan, Run&& run) {
   }
 }
 
+// Every run of the output (for_each_run_in over all of it).
+template <std::size_t N, class Run>
+void for_each_run(const BroadcastPlan<N>& plan, Run&& run) {
+  for_each_run_in(plan, 0, plan.count, std::forward<Run>(run));
+}
+
+// Output elements below which a broadcasting op stays on one thread.
+constexpr std::int64_t kBroadcastChunkElements = std::int64_t{1} << 15;
+
+// broadcast_binary over output elements [begin, end).
+template <class A, class B, class C, class Op>
+void broadcast_binary_in(const BroadcastPlan<2>& plan, std::int64_t begin, std::int64_t end, const A* a, const B* b,
+                         C* c, Op op) {
+  for_each_run_in(plan, begin, end,
+                  [&](std::int64_t out, const std::array<std::int64_t, 2>& at, std::int64_t n,
+                      const std::array<std::int64_t, 2>& step) {
+                    const A* pa = a + at[0];
+                    const B* pb = b + at[1];
+                    C* pc = c + out;
+                    if (step[0] == 1 && step[1] == 1) {
+                      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j], pb[j]);
+                    } else if (step[0] == 1 && step[1] == 0) {
+                      const B vb = pb[0];
+                      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j], vb);
+                    } else if (step[0] == 0 && step[1] == 1) {
+                      const A va = pa[0];
+                      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(va, pb[j]);
+                    } else {
+                      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j * step[0]], pb[j * step[1]]);
+                    }
+                  });
+}
+
 // c[i] = op(a[.], b[.]) over a two-input plan, with the common stride patterns as separate
-// loops (the ones the compiler vectorises).
+// loops (the ones the compiler vectorises); large outputs are split over the kernel's threads.
 template <class A, class B, class C, class Op>
 void broadcast_binary(const BroadcastPlan<2>& plan, const A* a, const B* b, C* c, Op op) {
-  for_each_run(plan, [&](std::int64_t out, const std::array<std::int64_t, 2>& at, std::int64_t n,
-                         const std::array<std::int64_t, 2>& step) {
-    const A* pa = a + at[0];
-    const B* pb = b + at[1];
-    C* pc = c + out;
-    if (step[0] == 1 && step[1] == 1) {
-      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j], pb[j]);
-    } else if (step[0] == 1 && step[1] == 0) {
-      const B vb = pb[0];
-      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j], vb);
-    } else if (step[0] == 0 && step[1] == 1) {
-      const A va = pa[0];
-      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(va, pb[j]);
-    } else {
-      for (std::int64_t j = 0; j < n; ++j) pc[j] = op(pa[j * step[0]], pb[j * step[1]]);
-    }
-  });
+  parallel_for(plan.count, kBroadcastChunkElements,
+               [&](std::int64_t begin, std::int64_t end) { broadcast_binary_in(plan, begin, end, a, b, c, op); });
 }
 
 // Throws shape_mismatch unless `out` is exactly the numpy broadcast of `inputs`.

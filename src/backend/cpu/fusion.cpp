@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backend/cpu/conv.hpp"
+#include "backend/cpu/cpu_stream.hpp"
 #include "backend/cpu/matmul.hpp"
 #include "graph/ops/elementwise_attrs.hpp"
 
@@ -275,14 +276,17 @@ std::optional<FusedKernel> create_fused_kernel(const FusionCandidate& candidate)
   if (!match) return std::nullopt;
   const KernelSpec& anchor = candidate.nodes[0].spec;
   const std::string& op = anchor.node->op_type;
+  std::unique_ptr<OpKernel> kernel;
+  if (op == "Conv")
+    kernel = make_fused_conv_kernel(anchor, &match->run);
+  else if (op == "MatMul")
+    kernel = make_fused_matmul_kernel(anchor, &match->run);
+  else
+    kernel = make_fused_gemm_kernel(anchor, &match->run);
   FusedKernel fused;
   fused.members = std::move(match->members);
-  if (op == "Conv")
-    fused.kernel = make_fused_conv_kernel(anchor, &match->run);
-  else if (op == "MatMul")
-    fused.kernel = make_fused_matmul_kernel(anchor, &match->run);
-  else
-    fused.kernel = make_fused_gemm_kernel(anchor, &match->run);
+  // Run in its stream's order on the stream's thread count, as every kernel the backend creates.
+  fused.kernel = std::make_unique<StreamOrderedKernel>(match->run.spec, std::move(kernel));
   return fused;
 }
 

@@ -2,12 +2,14 @@
 // slivers that stay in L1/L2, A into row slivers, and a small fixed-size tile kernel does the
 // multiply-adds. The tile kernel is plain C++ with compile-time sizes so the compiler vectorises
 // and register-allocates it; on x86-64 it is also built for AVX2+FMA and picked at load time.
+// Large problems are split into panels of C over the kernel's threads (parallel.hpp).
 #include "backend/cpu/gemm.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/target_clones.hpp"
 
 namespace loom::backend::cpu {
@@ -182,14 +184,13 @@ std::size_t gemm_workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t k)
   return static_cast<std::size_t>(std::max(packed_floats, k)) * sizeof(float);
 }
 
-void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta, float* c,
-          std::int64_t ldc, void* workspace) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0 || alpha == 0.0f) {
-    scale_c(m, n, beta, c, ldc);
-    return;
-  }
-  if (m <= kSmallRows && (b.col_stride == 1 || b.row_stride == 1)) {
+namespace {
+
+// The one-thread GEMM over a block of C. `few_rows` is decided once for the whole problem, so a
+// block of a split problem takes the path the whole would (the paths round differently).
+void gemm_block(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta,
+                float* c, std::int64_t ldc, void* workspace, bool few_rows) {
+  if (few_rows) {
     scale_c(m, n, beta, c, ldc);
     if (b.col_stride == 1)
       multiply_few_rows(m, n, k, alpha, a, b.data, b.row_stride, c, ldc);
@@ -222,6 +223,49 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef
       }
     }
   }
+}
+
+}  // namespace
+
+// Multiply-adds below which a chunk does not pay for waking another thread (~25 us of one core).
+constexpr std::int64_t kChunkMacs = std::int64_t{1} << 19;
+
+void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, MatrixRef a, MatrixRef b, float beta, float* c,
+          std::int64_t ldc, void* workspace) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || alpha == 0.0f) {
+    scale_c(m, n, beta, c, ldc);
+    return;
+  }
+  const bool few_rows = m <= kSmallRows && (b.col_stride == 1 || b.row_stride == 1);
+  // Threads split C into panels of whole tiles, columns first (each thread packs only its part of
+  // B; A, the smaller operand in convolutions, is packed by each). Every element still sums the
+  // same depth blocks in the same order, so the result does not depend on the split.
+  const int chunks = parallel_chunks(m * n * k, kChunkMacs);
+  const int column_chunks = static_cast<int>(std::min<std::int64_t>(chunks, (n + kTileCols - 1) / kTileCols));
+  const int row_chunks =
+      few_rows ? 1 : static_cast<int>(std::min<std::int64_t>(chunks, (m + kTileRows - 1) / kTileRows));
+  if (std::max(column_chunks, row_chunks) <= 1)
+    return gemm_block(m, n, k, alpha, a, b, beta, c, ldc, workspace, few_rows);
+  const bool by_columns = column_chunks >= row_chunks;
+  const int panels = by_columns ? column_chunks : row_chunks;
+  run_chunks(panels, [&](int panel) {
+    if (by_columns) {
+      const auto [begin, end] = chunk_range(n, panels, panel, kTileCols);
+      if (begin == end) return;
+      MatrixRef block = b;
+      block.data += begin * b.col_stride;
+      gemm_block(m, end - begin, k, alpha, a, block, beta, c + begin, ldc,
+                 thread_scratch(gemm_workspace_bytes(m, end - begin, k)), few_rows);
+    } else {
+      const auto [begin, end] = chunk_range(m, panels, panel, kTileRows);
+      if (begin == end) return;
+      MatrixRef block = a;
+      block.data += begin * a.row_stride;
+      gemm_block(end - begin, n, k, alpha, block, b, beta, c + begin * ldc, ldc,
+                 thread_scratch(gemm_workspace_bytes(end - begin, n, k)), few_rows);
+    }
+  });
 }
 
 }  // namespace loom::backend::cpu

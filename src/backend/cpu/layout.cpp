@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/shape_strided_copy.hpp"
 #include "backend/shape_spec.hpp"
 #include "graph/ops/shape_geometry.hpp"
@@ -187,14 +188,11 @@ class ConcatKernel final : public OpKernel {
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     auto* dst = static_cast<std::byte*>(outputs[0]);
-    for (std::int64_t o = 0; o < outer_; ++o) {
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const std::size_t bytes = chunk_bytes_[i];
-        if (bytes == 0) continue;
-        std::memcpy(dst, static_cast<const std::byte*>(inputs[i]) + o * bytes, bytes);
-        dst += bytes;
-      }
-    }
+    for_each_piece_run(outer_, chunk_bytes_,
+                       [&](std::size_t i, std::size_t piece_offset, std::size_t packed_offset, std::size_t bytes) {
+                         std::memcpy(dst + packed_offset, static_cast<const std::byte*>(inputs[i]) + piece_offset,
+                                     bytes);
+                       });
   }
 
  private:
@@ -248,17 +246,21 @@ class GatherKernel final : public OpKernel {
                     "Gather node '" + node_name() + "': index " + std::to_string(index) + " at position " +
                         std::to_string(j) + " is out of range for axis length " + std::to_string(axis_length_));
     }
+    // Each (outer, index) pair copies one slice: the kernel's threads take runs of them.
     const auto* src = static_cast<const std::byte*>(data);
-    auto* dst = static_cast<std::byte*>(output);
-    for (std::int64_t o = 0; o < outer_; ++o) {
-      const std::byte* block = src + static_cast<std::size_t>(o * axis_length_) * slice_bytes_;
-      for (std::int64_t j = 0; j < index_count_; ++j) {
-        std::int64_t index = indices[j];
-        if (index < 0) index += axis_length_;
-        std::memcpy(dst, block + static_cast<std::size_t>(index) * slice_bytes_, slice_bytes_);
-        dst += slice_bytes_;
-      }
-    }
+    parallel_for(outer_ * index_count_,
+                 std::max<std::int64_t>(1, kCopyChunkBytes / std::max<std::int64_t>(slice_bytes_, 1)),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   auto* dst = static_cast<std::byte*>(output) + static_cast<std::size_t>(begin) * slice_bytes_;
+                   for (std::int64_t p = begin; p < end; ++p) {
+                     const std::int64_t o = p / index_count_;
+                     std::int64_t index = indices[p % index_count_];
+                     if (index < 0) index += axis_length_;
+                     const std::byte* block = src + static_cast<std::size_t>(o * axis_length_) * slice_bytes_;
+                     std::memcpy(dst, block + static_cast<std::size_t>(index) * slice_bytes_, slice_bytes_);
+                     dst += slice_bytes_;
+                   }
+                 });
   }
 
   DType index_dtype_ = DType::i64;

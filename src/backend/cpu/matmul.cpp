@@ -11,6 +11,7 @@
 #include "backend/cpu/dnnl/dnnl_kernels.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 
@@ -97,6 +98,9 @@ GemmGeometry parse_gemm(const KernelSpec& spec) {
 
 namespace {
 
+// Multiply-adds of a run of batch entries worth a thread of its own.
+constexpr std::int64_t kBatchChunkMacs = std::int64_t{1} << 18;
+
 class MatMulKernel final : public OpKernel {
  public:
   MatMulKernel(const KernelSpec& spec, const FusedRun* fused) : OpKernel(run_spec(spec, fused)) {
@@ -137,22 +141,25 @@ class MatMulKernel final : public OpKernel {
       gemm(batch_count_ * m_, n_, k_, 1.0f, row_major(a, k_), row_major(b, n_), 0.0f, y, n_, workspace);
       return;
     }
-    const std::size_t rank = batch_shape_.rank();
-    std::vector<std::int64_t> index(rank, 0);
-    for (std::int64_t batch = 0; batch < batch_count_; ++batch) {
-      std::int64_t a_matrix = 0;
-      std::int64_t b_matrix = 0;
-      for (std::size_t d = 0; d < rank; ++d) {
-        a_matrix += index[d] * a_strides_[d];
-        b_matrix += index[d] * b_strides_[d];
+    // Batch entries are independent GEMMs: the kernel's threads take runs of them, each packing
+    // into scratch of its own (one run alone uses the workspace, and its GEMMs split inside).
+    const std::int64_t min_entries =
+        std::max<std::int64_t>(1, kBatchChunkMacs / std::max<std::int64_t>(m_ * n_ * k_, 1));
+    parallel_for(batch_count_, min_entries, [&](std::int64_t begin, std::int64_t end) {
+      void* scratch = end - begin == batch_count_ ? workspace : thread_scratch(gemm_workspace_bytes(m_, n_, k_));
+      for (std::int64_t batch = begin; batch < end; ++batch) {
+        std::int64_t a_matrix = 0;
+        std::int64_t b_matrix = 0;
+        for (std::size_t d = batch_shape_.rank(), rest = static_cast<std::size_t>(batch); d-- > 0;) {
+          const std::int64_t index = static_cast<std::int64_t>(rest % static_cast<std::size_t>(batch_shape_[d]));
+          rest /= static_cast<std::size_t>(batch_shape_[d]);
+          a_matrix += index * a_strides_[d];
+          b_matrix += index * b_strides_[d];
+        }
+        gemm(m_, n_, k_, 1.0f, row_major(a + a_matrix * m_ * k_, k_), row_major(b + b_matrix * k_ * n_, n_), 0.0f,
+             y + batch * m_ * n_, n_, scratch);
       }
-      gemm(m_, n_, k_, 1.0f, row_major(a + a_matrix * m_ * k_, k_), row_major(b + b_matrix * k_ * n_, n_), 0.0f,
-           y + batch * m_ * n_, n_, workspace);
-      for (std::size_t d = rank; d-- > 0;) {
-        if (++index[d] < batch_shape_[d]) break;
-        index[d] = 0;
-      }
-    }
+    });
   }
 
   std::int64_t m_ = 0, n_ = 0, k_ = 0;

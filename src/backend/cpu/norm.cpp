@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "graph/ops/reduce_geometry.hpp"
 #include "graph/ops/shape_geometry.hpp"
 
@@ -123,9 +124,23 @@ class LayerNormKernel final : public OpKernel {
       expand(bias, bias_strides_, expanded);
       bias = expanded;
     }
+    // Rows are independent (each keeps its own sums): the kernel's threads take runs of them.
+    parallel_for(rows_, std::max<std::int64_t>(1, kChunkElements / std::max<std::int64_t>(width_, 1)),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   normalize_rows(x, scale, bias, y, mean_out, inv_std_out, begin, end);
+                 });
+  }
+
+ private:
+  // Elements of a run of rows worth a thread of their own.
+  static constexpr std::int64_t kChunkElements = std::int64_t{1} << 14;
+
+  // Rows [row_begin, row_end), with Scale and B expanded to the width where they were partial.
+  void normalize_rows(const float* x, const float* scale, const float* bias, float* y, float* mean_out,
+                      float* inv_std_out, std::int64_t row_begin, std::int64_t row_end) const {
     const std::int64_t scale_step = scale_layout_ == ParamLayout::scalar ? 0 : 1;
     const std::int64_t bias_step = bias_layout_ == ParamLayout::scalar ? 0 : 1;
-    for (std::int64_t r = 0; r < rows_; ++r) {
+    for (std::int64_t r = row_begin; r < row_end; ++r) {
       const float* in = x + r * width_;
       float* out = y + r * width_;
       double sum = 0.0;
@@ -149,7 +164,6 @@ class LayerNormKernel final : public OpKernel {
     }
   }
 
- private:
   ParamLayout param_layout(const KernelSpec& spec, std::size_t index, std::vector<std::int64_t>& strides) const {
     const TensorDesc& desc = spec.inputs[index];
     if (!desc.present) return ParamLayout::absent;

@@ -14,6 +14,7 @@
 #include "backend/conv_spec.hpp"
 #include "backend/cpu/elementwise_support.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -84,22 +85,19 @@ class PoolKernel final : public OpKernel {
     planes_ = x[0] * x[1];
   }
 
- public:
-  std::size_t workspace_bytes() const override {
-    return separable() ? static_cast<std::size_t>(geometry_.input[1] * geometry_.output[2]) * dtype_size(dtype_) : 0;
-  }
-
  protected:
-  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
-                Stream&) override {
+  void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     MaxPoolDTypes::dispatch(dtype_, [&]<class T>(std::type_identity<T>) {
-      run_typed(static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]), workspace);
+      run_typed(static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]));
     });
   }
 
  private:
+  // Window taps worth a thread of their own.
+  static constexpr std::int64_t kChunkTaps = std::int64_t{1} << 16;
+
   // A max pool over rows and columns only, undilated: the max of a window is the max over its rows
-  // of each row's max, so each plane is reduced along W into the workspace, then along H.
+  // of each row's max, so each plane is reduced along W into scratch memory, then along H.
   bool separable() const {
     return kind_ == PoolKind::max && geometry_.input[0] == 1 && geometry_.kernel[0] == 1 &&
            geometry_.dilation[1] == 1 && geometry_.dilation[2] == 1;
@@ -111,12 +109,29 @@ class PoolKernel final : public OpKernel {
                                                 : std::numeric_limits<T>::lowest();
   }
 
+  // Planes are independent: the kernel's threads take runs of them.
   template <class T>
-  void max_rows_then_columns(const T* x, T* y, T* row_max) const {
+  void run_typed(const T* x, T* y) const {
+    const std::int64_t out_size = geometry_.output[0] * geometry_.output[1] * geometry_.output[2];
+    const std::int64_t window = geometry_.kernel[0] * geometry_.kernel[1] * geometry_.kernel[2];
+    parallel_for(planes_, std::max<std::int64_t>(1, kChunkTaps / std::max<std::int64_t>(out_size * window, 1)),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   if (separable())
+                     max_rows_then_columns(x, y + begin * out_size, begin, end);
+                   else
+                     pool_planes(x, y + begin * out_size, begin, end);
+                 });
+  }
+
+  // The separable max pool of planes [plane_begin, plane_end) into `y` (their first output). The
+  // row maxima go to the running thread's scratch: a chunk cannot share the kernel's workspace.
+  template <class T>
+  void max_rows_then_columns(const T* x, T* y, std::int64_t plane_begin, std::int64_t plane_end) const {
     const auto& in = geometry_.input;
     const auto& out = geometry_.output;
     const std::int64_t plane_in = in[1] * in[2], plane_out = out[1] * out[2];
-    for (std::int64_t plane = 0; plane < planes_; ++plane) {
+    T* row_max = static_cast<T*>(thread_scratch(static_cast<std::size_t>(in[1] * out[2]) * sizeof(T)));
+    for (std::int64_t plane = plane_begin; plane < plane_end; ++plane) {
       const T* src = x + plane * plane_in;
       for (std::int64_t ih = 0; ih < in[1]; ++ih)
         for (std::int64_t ow = 0; ow < out[2]; ++ow) {
@@ -125,7 +140,7 @@ class PoolKernel final : public OpKernel {
           for (std::int64_t tw = taps_[2].first[ow]; tw < taps_[2].last[ow]; ++tw) max = std::max(max, row[tw]);
           row_max[ih * out[2] + ow] = max;
         }
-      T* dst = y + plane * plane_out;
+      T* dst = y + (plane - plane_begin) * plane_out;
       for (std::int64_t oh = 0; oh < out[1]; ++oh) {
         T* out_row = dst + oh * out[2];
         std::fill(out_row, out_row + out[2], lowest<T>());
@@ -138,10 +153,10 @@ class PoolKernel final : public OpKernel {
     }
   }
 
-  // The maximum in T; the average sums in float (f32) or double (f64).
+  // Planes [plane_begin, plane_end) into `y` (their first output). The maximum in T; the average
+  // sums in float (f32) or double (f64).
   template <class T>
-  void run_typed(const T* x, T* y, void* workspace) const {
-    if (separable()) return max_rows_then_columns(x, y, static_cast<T*>(workspace));
+  void pool_planes(const T* x, T* y, std::int64_t plane_begin, std::int64_t plane_end) const {
     using Sum = std::conditional_t<std::is_same_v<T, double>, double, float>;
     const auto& in = geometry_.input;
     const auto& out = geometry_.output;
@@ -149,7 +164,7 @@ class PoolKernel final : public OpKernel {
     const auto& d = geometry_.dilation;
     const auto& p = geometry_.pad_begin;
     const std::int64_t in_size = in[0] * in[1] * in[2];
-    for (std::int64_t plane = 0; plane < planes_; ++plane) {
+    for (std::int64_t plane = plane_begin; plane < plane_end; ++plane) {
       const T* src = x + plane * in_size;
       for (std::int64_t od = 0; od < out[0]; ++od)
         for (std::int64_t oh = 0; oh < out[1]; ++oh)

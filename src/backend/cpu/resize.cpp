@@ -1,11 +1,13 @@
 // Resize (nearest, linear, cubic over any axes) from the shared plan: every output element sums
 // its neighbours over all axes' taps, each weighted by the product of the per-axis weights; where
 // every axis has one tap (nearest) the output is a plain gather, row by row.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "backend/conv_spec.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/pad.hpp"
 
 namespace loom::backend::cpu {
@@ -32,13 +34,31 @@ class ResizeKernel final : public OpKernel {
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     const float* x = static_cast<const float*>(inputs[0]);
     float* y = static_cast<float*>(outputs[0]);
-    const std::size_t rank = plan_.output.size();
-    const std::int64_t total = product(plan_.output, 0, rank);
+    const std::int64_t total = product(plan_.output, 0, plan_.output.size());
     if (total == 0) return;
-    if (multi_tap_axes_.empty()) return gather(x, y, total);
+    if (multi_tap_axes_.empty() && !plan_.output.empty()) {
+      const std::int64_t inner = plan_.output.back();
+      parallel_for(total / inner, std::max<std::int64_t>(1, kChunkElements / inner),
+                   [&](std::int64_t begin, std::int64_t end) { gather(x, y, begin, end); });
+      return;
+    }
+    parallel_for(total, kChunkElements, [&](std::int64_t begin, std::int64_t end) { resize(x, y, begin, end); });
+  }
+
+ private:
+  // Output elements below which Resize stays on one thread.
+  static constexpr std::int64_t kChunkElements = std::int64_t{1} << 14;
+
+  // Output elements [begin, end).
+  void resize(const float* x, float* y, std::int64_t begin, std::int64_t end) const {
+    const std::size_t rank = plan_.output.size();
     std::vector<std::int64_t> index(rank, 0);
+    for (std::size_t a = rank, rest = static_cast<std::size_t>(begin); a-- > 0;) {
+      index[a] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(plan_.output[a]));
+      rest /= static_cast<std::size_t>(plan_.output[a]);
+    }
     std::vector<int> tap(multi_tap_axes_.size(), 0);
-    for (std::int64_t i = 0; i < total; ++i) {
+    for (std::int64_t i = begin; i < end; ++i) {
       // Single-tap axes fix part of the offset; the others are walked with an odometer over taps.
       std::int64_t base = 0;
       for (std::size_t a = 0; a < rank; ++a)
@@ -66,15 +86,18 @@ class ResizeKernel final : public OpKernel {
     }
   }
 
- private:
   // Every axis reads one input element (nearest, or an identity): each output row is a gather from
-  // one input row, copied as it is.
-  void gather(const float* x, float* y, std::int64_t total) const {
+  // one input row, copied as it is. Output rows [begin, end).
+  void gather(const float* x, float* y, std::int64_t begin, std::int64_t end) const {
     const std::size_t rank = plan_.output.size();
     const std::int64_t inner = plan_.output[rank - 1];
     const std::vector<std::int64_t>& columns = plan_.axes[rank - 1].index;
     std::vector<std::int64_t> index(rank - 1, 0);
-    for (std::int64_t row = 0; row < total / inner; ++row) {
+    for (std::size_t a = rank - 1, rest = static_cast<std::size_t>(begin); a-- > 0;) {
+      index[a] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(plan_.output[a]));
+      rest /= static_cast<std::size_t>(plan_.output[a]);
+    }
+    for (std::int64_t row = begin; row < end; ++row) {
       std::int64_t base = 0;
       for (std::size_t a = 0; a + 1 < rank; ++a)
         base += plan_.axes[a].index[static_cast<std::size_t>(index[a])] * in_strides_[a];

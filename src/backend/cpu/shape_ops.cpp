@@ -45,13 +45,11 @@ class SplitKernel final : public OpKernel {
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     const auto* src = static_cast<const std::byte*>(inputs[0]);
-    for (std::int64_t o = 0; o < outer_; ++o) {
-      for (std::size_t i = 0; i < outputs.size(); ++i) {
-        const std::size_t bytes = chunk_bytes_[i];
-        if (outputs[i] && bytes > 0) std::memcpy(static_cast<std::byte*>(outputs[i]) + o * bytes, src, bytes);
-        src += bytes;
-      }
-    }
+    for_each_piece_run(outer_, chunk_bytes_,
+                       [&](std::size_t i, std::size_t piece_offset, std::size_t packed_offset, std::size_t bytes) {
+                         if (outputs[i])
+                           std::memcpy(static_cast<std::byte*>(outputs[i]) + piece_offset, src + packed_offset, bytes);
+                       });
   }
 
  private:

@@ -2,10 +2,16 @@
 // is contiguous, a fill when it is broadcast, and an element loop otherwise.
 #include "backend/cpu/shape_strided_copy.hpp"
 
+#include <algorithm>
 #include <cstring>
+
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 namespace {
+
+// Bytes of output worth a thread of their own.
+constexpr std::int64_t kChunkBytes = std::int64_t{1} << 17;
 
 // Copies `count` elements from `src`, `stride` elements apart, to a dense destination.
 template <class Element>
@@ -60,20 +66,32 @@ StridedCopy::StridedCopy(const std::vector<std::int64_t>& dims, const std::vecto
   }
 }
 
-void StridedCopy::run(const void* src_base, void* dst_base) const {
-  if (count_ == 0) return;
+void StridedCopy::run(const void* src, void* dst) const {
+  parallel_for(count_, std::max<std::int64_t>(1, kChunkBytes / static_cast<std::int64_t>(element_size_)),
+               [&](std::int64_t begin, std::int64_t end) { run_range(src, dst, begin, end); });
+}
+
+void StridedCopy::run_range(const void* src_base, void* dst_base, std::int64_t begin, std::int64_t end) const {
+  if (begin >= end) return;
   const auto* src = static_cast<const std::byte*>(src_base);
-  auto* dst = static_cast<std::byte*>(dst_base);
+  const auto element = static_cast<std::int64_t>(element_size_);
+  auto* dst = static_cast<std::byte*>(dst_base) + begin * element;
   const std::size_t rank = dims_.size();
   const std::int64_t run = dims_.back();
   const std::int64_t run_stride = strides_.back();
-  const std::int64_t outer = count_ / run;
-  const auto element = static_cast<std::int64_t>(element_size_);
+  // The odometer at the run holding `begin`.
+  std::int64_t o = begin / run;
   std::vector<std::int64_t> index(rank, 0);
   std::int64_t offset = 0;  // in source elements
-  for (std::int64_t o = 0; o < outer; ++o) {
-    copy_run(dst, src + offset * element, run, run_stride, element_size_);
-    dst += run * element;
+  for (std::size_t d = rank - 1, rest = static_cast<std::size_t>(o); d-- > 0;) {
+    index[d] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(dims_[d]));
+    rest /= static_cast<std::size_t>(dims_[d]);
+    offset += index[d] * strides_[d];
+  }
+  for (std::int64_t first = begin - o * run; o * run < end; ++o, first = 0) {
+    const std::int64_t n = std::min(run, end - o * run) - first;
+    copy_run(dst, src + (offset + first * run_stride) * element, n, run_stride, element_size_);
+    dst += n * element;
     for (std::size_t d = rank - 1; d-- > 0;) {
       offset += strides_[d];
       if (++index[d] < dims_[d]) break;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -34,8 +35,19 @@ class SoftmaxKernel final : public OpKernel {
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
     const float* x = static_cast<const float*>(inputs[0]);
     float* y = static_cast<float*>(outputs[0]);
-    // Elements along the axis are `inner_` apart; each (outer, inner) pair is one softmax.
-    for (std::int64_t o = 0; o < outer_; ++o) {
+    // The kernel's threads take runs of outer indices.
+    parallel_for(outer_, std::max<std::int64_t>(1, kChunkElements / std::max<std::int64_t>(length_ * inner_, 1)),
+                 [&](std::int64_t begin, std::int64_t end) { run_outer(x, y, begin, end); });
+  }
+
+ private:
+  // Elements worth a thread of their own (an exp each).
+  static constexpr std::int64_t kChunkElements = std::int64_t{1} << 13;
+
+  // Outer indices [outer_begin, outer_end). Elements along the axis are `inner_` apart; each
+  // (outer, inner) pair is one softmax.
+  void run_outer(const float* x, float* y, std::int64_t outer_begin, std::int64_t outer_end) const {
+    for (std::int64_t o = outer_begin; o < outer_end; ++o) {
       for (std::int64_t i = 0; i < inner_; ++i) {
         const float* in = x + o * length_ * inner_ + i;
         float* out = y + o * length_ * inner_ + i;
@@ -68,7 +80,6 @@ class SoftmaxKernel final : public OpKernel {
     }
   }
 
- private:
   bool log_, hard_;
   std::int64_t outer_ = 0, length_ = 0, inner_ = 0;
 };

@@ -12,6 +12,7 @@
 #include "backend/cpu/dnnl/dnnl_kernels.hpp"
 #include "backend/cpu/dnnl/dnnl_support.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 namespace {
@@ -102,7 +103,7 @@ class DnnlConvKernel final : public OpKernel {
     weights_region_ = WorkspaceRegion(packed_weights_ ? 0 : weights_desc_.get_size(), &end);
     scratch_region_ = WorkspaceRegion(pd.scratchpad_desc().get_size(), &end);
     workspace_ = end;
-    primitives_.emplace(dnnl_threads(), build(pd));
+    primitives_.emplace(kernel_threads(), build(pd));
   }
 
   std::size_t workspace_bytes() const override { return workspace_; }
@@ -192,9 +193,11 @@ class DnnlConvKernel final : public OpKernel {
     return p;
   }
 
-  // The primitives for the calling thread's thread count, created on its first run with it.
+  // The primitives for the calling thread's thread count (kernel_threads(): the OpenMP count its
+  // stream set), created on its first run with it: oneDNN fixes a primitive's thread count when it is
+  // created, and reads no process-wide setting that another stream could change.
   Primitives& primitives_for_this_thread() {
-    const int threads = dnnl_threads();
+    const int threads = kernel_threads();
     if (auto found = primitives_.find(threads); found != primitives_.end()) return found->second;
     const auto pd = conv_desc(problem_, post_ops_.ops);
     if (!pd)

@@ -10,6 +10,7 @@
 #include "backend/cpu/dnnl/dnnl_kernels.hpp"
 #include "backend/cpu/dnnl/dnnl_support.hpp"
 #include "backend/cpu/kernel_support.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/matmul.hpp"
 
 namespace loom::backend::cpu {
@@ -72,7 +73,7 @@ class DnnlMatMulKernel final : public OpKernel {
     std::size_t end = 0;
     scratch_region_ = WorkspaceRegion(pd.scratchpad_desc().get_size(), &end);
     workspace_ = end;
-    primitives_.emplace(dnnl_threads(), build(pd));
+    primitives_.emplace(kernel_threads(), build(pd));
   }
 
   std::size_t workspace_bytes() const override { return workspace_; }
@@ -133,7 +134,7 @@ class DnnlMatMulKernel final : public OpKernel {
   }
 
   Primitives& primitives_for_this_thread() {
-    const int threads = dnnl_threads();
+    const int threads = kernel_threads();
     if (auto found = primitives_.find(threads); found != primitives_.end()) return found->second;
     const auto pd = matmul_desc(problem_, packed_weights_.has_value(), post_ops_.ops);
     if (!pd) throw dnnl::error(dnnl_unimplemented, ("no matmul for " + std::to_string(threads) + " threads").c_str());

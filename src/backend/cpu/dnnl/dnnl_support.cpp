@@ -1,8 +1,6 @@
 // The oneDNN kernels' shared pieces (dnnl_support.hpp).
 #include "backend/cpu/dnnl/dnnl_support.hpp"
 
-#include <omp.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -83,8 +81,6 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
 dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
-
-int dnnl_threads() noexcept { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
 std::optional<dnnl::memory::dims> broadcast_dims(const Shape& operand, const dnnl::memory::dims& result) {
   if (operand.rank() > result.size()) return std::nullopt;

@@ -1,6 +1,5 @@
 // What the CPU backend's oneDNN kernels share: the one engine, memory descriptors of Loom's plain
-// (row-major) tensors, the fusion epilogue as post-ops, the thread count a primitive is created
-// for, and errors that name the node.
+// (row-major) tensors, the fusion epilogue as post-ops, and errors that name the node.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -25,11 +24,6 @@ dnnl::memory::dims to_dims(const Shape& shape);
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
 // `dims` viewed with other strides (a transposed operand), f32.
 dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides);
-
-// The threads a primitive runs with when run on this thread now: its OpenMP thread count (1 inside a
-// parallel region). oneDNN's convolutions fix their thread count when they are created, so a kernel
-// keeps one primitive per count it has run with (DnnlPrimitiveCache).
-int dnnl_threads() noexcept;
 
 // The library's post-ops for a prefix of an epilogue; the ops past it are applied by
 // apply_epilogue() on the result once the library has written it.

@@ -149,9 +149,8 @@ class DnnlConvKernel final : public OpKernel {
     WorkspaceRegion src_region, dst_region, weights_region, scratch_region;
   };
 
-  Primitives build(const dnnl::convolution_forward::primitive_desc& pd) const {
+  Primitives build(const dnnl::convolution_forward::primitive_desc& pd) {
     const dnnl::engine& engine = dnnl_cpu_engine();
-    if (pd.weights_desc() != weights_desc_) throw dnnl::error(dnnl_runtime_error, "weights layout changed");
     Primitives p;
     p.conv = dnnl::convolution_forward(pd);
     p.user_src = memory(plain_desc(problem_.src), engine, nullptr);
@@ -169,12 +168,12 @@ class DnnlConvKernel final : public OpKernel {
       p.dst_region = WorkspaceRegion::reuse(dst_region_, pd.dst_desc().get_size());
     }
     if (packed_weights_) {
-      p.weights = *packed_weights_;
+      p.weights = weights_relaid_.in(*packed_weights_, pd.weights_desc(), stream_);
     } else {
       p.user_weights = memory(plain_desc(problem_.weights), engine, nullptr);
-      p.weights = memory(weights_desc_, engine, nullptr);
+      p.weights = memory(pd.weights_desc(), engine, nullptr);
       p.weights_reorder = dnnl::reorder(p.user_weights, p.weights);
-      p.weights_region = WorkspaceRegion::reuse(weights_region_, weights_desc_.get_size());
+      p.weights_region = WorkspaceRegion::reuse(weights_region_, pd.weights_desc().get_size());
     }
     p.scratchpad = memory(pd.scratchpad_desc(), engine, nullptr);
     p.scratch_region = WorkspaceRegion::reuse(scratch_region_, pd.scratchpad_desc().get_size());
@@ -212,6 +211,7 @@ class DnnlConvKernel final : public OpKernel {
   dnnl::stream stream_;
   memory::desc weights_desc_;
   std::optional<memory> packed_weights_;  // the initializer's weights, re-laid once
+  RelaidWeights weights_relaid_;          // and in other thread counts' layouts
   WorkspaceRegion src_region_, dst_region_, weights_region_, scratch_region_;  // as laid out at creation
   std::size_t workspace_ = 0;
   std::map<int, Primitives> primitives_;  // by thread count

@@ -108,14 +108,14 @@ class DnnlMatMulKernel final : public OpKernel {
     WorkspaceRegion scratch_region;
   };
 
-  Primitives build(const dnnl::matmul::primitive_desc& pd) const {
+  Primitives build(const dnnl::matmul::primitive_desc& pd) {
     const dnnl::engine& engine = dnnl_cpu_engine();
-    if (pd.weights_desc() != weights_desc_) throw dnnl::error(dnnl_runtime_error, "weights layout changed");
     Primitives p;
     p.matmul = dnnl::matmul(pd);
     p.src = memory(problem_.src, engine, nullptr);
     p.dst = memory(problem_.dst, engine, nullptr);
-    p.weights = packed_weights_ ? *packed_weights_ : memory(problem_.weights, engine, nullptr);
+    p.weights = packed_weights_ ? weights_relaid_.in(*packed_weights_, pd.weights_desc(), stream_)
+                                : memory(problem_.weights, engine, nullptr);
     p.scratchpad = memory(pd.scratchpad_desc(), engine, nullptr);
     p.scratch_region = WorkspaceRegion::reuse(scratch_region_, pd.scratchpad_desc().get_size());
     p.args = {{DNNL_ARG_SRC, p.src},
@@ -146,6 +146,7 @@ class DnnlMatMulKernel final : public OpKernel {
   dnnl::stream stream_;
   memory::desc weights_desc_;
   std::optional<memory> packed_weights_;
+  RelaidWeights weights_relaid_;    // packed_weights_ in other thread counts' layouts
   WorkspaceRegion scratch_region_;  // as laid out at creation
   std::size_t workspace_ = 0;
   std::map<int, Primitives> primitives_;  // by thread count

@@ -78,6 +78,17 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
   return strided_desc(dims, strides);
 }
 
+dnnl::memory RelaidWeights::in(dnnl::memory packed, const dnnl::memory::desc& layout, dnnl::stream& stream) {
+  if (packed.get_desc() == layout) return packed;
+  for (const dnnl::memory& copy : copies_)
+    if (copy.get_desc() == layout) return copy;
+  dnnl::memory copy(layout, dnnl_cpu_engine());
+  dnnl::reorder(packed, copy).execute(stream, packed, copy);
+  stream.wait();
+  copies_.push_back(copy);
+  return copy;
+}
+
 dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }

@@ -64,6 +64,18 @@ class WorkspaceRegion {
   std::shared_ptr<void> own_;
 };
 
+// Weights packed once, at load, in the layout of the primitive created then, and copies of them in
+// the layouts that primitives for other thread counts pick (the library chooses its packing per
+// thread count): each made on the first run that needs it, by an exact reorder from the first.
+class RelaidWeights {
+ public:
+  // `packed` itself when it has `layout`, else its copy in `layout`.
+  dnnl::memory in(dnnl::memory packed, const dnnl::memory::desc& layout, dnnl::stream& stream);
+
+ private:
+  std::vector<dnnl::memory> copies_;
+};
+
 // Attributes of every primitive of the kernels: the post-ops, and the scratchpad in Loom's
 // workspace (a region per kernel) rather than the library's per-thread one, which belongs to the
 // thread that created the primitive and not to the one running it.

@@ -30,6 +30,17 @@ def fail(message):
     sys.exit(1)
 
 
+def first_positive(seen):
+    return next((count for count in seen if count > 0), 0.0)
+
+
+def grew(seen):
+    """Whether the count grew between two scrapes taken once requests had completed: a first scrape
+    that lands before the first completion (count 0) does not count as the starting point."""
+    start = first_positive(seen)
+    return start > 0 and seen[-1] > start
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -95,7 +106,7 @@ def run_scraped(bench, model):
                     if count is None:
                         fail(f"no {completed_series} sample in:\n{body}")
                     seen.append(count)
-                    if len(seen) >= 2 and seen[0] > 0 and seen[-1] > seen[0]:
+                    if grew(seen):
                         break
                 time.sleep(0.2)
             out, err = bench_process.communicate(timeout=DEADLINE_SECONDS)
@@ -109,9 +120,10 @@ def run_scraped(bench, model):
             fail(f"{' '.join(command)} exited {bench_process.returncode}:\n{err}")
         if not seen:
             fail("no scrape answered while loom-bench ran")
-        if not (seen[0] > 0 and seen[-1] > seen[0]):
+        if not grew(seen):
             fail(f"{completed_series} did not grow between scrapes while the benchmark ran: {seen}")
-        print(f"check_bench_metrics: port {port}: {len(seen)} scrapes, {completed_series} {seen[0]:g} -> {seen[-1]:g}")
+        print(f"check_bench_metrics: port {port}: {len(seen)} scrapes, {completed_series} "
+              f"{first_positive(seen):g} -> {seen[-1]:g}")
         return
     fail("no free port could be bound")
 

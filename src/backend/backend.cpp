@@ -63,6 +63,51 @@ class HostPauseFlag final : public PauseFlag {
 
 std::unique_ptr<PauseFlag> Backend::create_pause_flag() { return std::make_unique<HostPauseFlag>(); }
 
+std::optional<FusedKernel> Backend::create_fused_kernel(const FusionCandidate&) { return std::nullopt; }
+
+bool FusionCandidate::needed_outside(int id, std::span<const std::size_t> members) const {
+  if (std::find(read_after_step.begin(), read_after_step.end(), id) != read_after_step.end()) return true;
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    if (std::find(members.begin(), members.end(), n) != members.end()) continue;
+    const auto& reads = nodes[n].inputs;
+    if (std::find(reads.begin(), reads.end(), id) != reads.end()) return true;
+  }
+  return false;
+}
+
+void check_fused_kernel(const FusionCandidate& candidate, const FusedKernel& fused) {
+  const Node* anchor = candidate.nodes.empty() ? nullptr : candidate.nodes.front().spec.node;
+  const std::string where =
+      anchor ? anchor->op_type + " node '" + anchor->name + "'" : std::string("an empty fusion candidate");
+  const auto refuse = [&](const std::string& what) {
+    throw Error(ErrorCode::internal, where + ": the backend's fused kernel " + what);
+  };
+  if (!fused.kernel) refuse("is null");
+  if (fused.members.empty() || fused.members.front() != 0) refuse("does not start at the anchor");
+  std::vector<bool> member(candidate.nodes.size(), false);
+  for (std::size_t i = 0; i < fused.members.size(); ++i) {
+    const std::size_t m = fused.members[i];
+    if (m >= candidate.nodes.size() || (i > 0 && m <= fused.members[i - 1]))
+      refuse("names its nodes out of order or past the Step");
+    if (candidate.nodes[m].view) refuse("claims the view '" + candidate.nodes[m].spec.node->name + "'");
+    member[m] = true;
+  }
+  // A member runs early, at the anchor's place: what it reads must not come from a node that still
+  // runs after that place.
+  for (std::size_t m : fused.members) {
+    for (int id : candidate.nodes[m].inputs) {
+      if (id < 0) continue;
+      for (std::size_t n = 1; n < candidate.nodes.size(); ++n) {
+        if (member[n]) continue;
+        const auto& writes = candidate.nodes[n].outputs;
+        if (std::find(writes.begin(), writes.end(), id) != writes.end())
+          refuse("computes '" + candidate.nodes[m].spec.node->name + "' before '" + candidate.nodes[n].spec.node->name +
+                 "', which writes its input");
+      }
+    }
+  }
+}
+
 void FailureScope::fail(std::exception_ptr error) noexcept {
   std::lock_guard lock(mutex_);
   if (failure_ || !error) return;

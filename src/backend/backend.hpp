@@ -249,6 +249,46 @@ class OpKernel {
   std::size_t output_count_;
 };
 
+// Kernel fusion, decided at load (docs/architecture.md, "Kernel fusion"). Before it creates the
+// kernel of a Step's anchor (the Conv, MatMul... that opens the Step), the runtime offers the
+// backend that node and the Step's nodes after it; the backend may claim the anchor together with
+// some of those nodes and return one kernel that computes them all (a Conv with its bias, SiLU and
+// residual Add). What a backend fuses is its own choice; by default it fuses nothing. The plan is
+// unchanged: the same Steps, nodes and values, so a device that fuses and one that does not (the
+// debug mode's CPU reference) can still be compared Step by Step.
+struct FusionNode {
+  KernelSpec spec;
+  std::vector<int> inputs;   // value ids (opaque to the backend), -1 for an absent input
+  std::vector<int> outputs;  // value ids, -1 for an absent output
+  bool view = false;         // aliases its input (Reshape, Flatten): runs nothing, cannot be claimed
+};
+
+struct FusionCandidate {
+  // nodes[0]: the anchor whose kernel is being created; then the Step's nodes after it, in order.
+  std::vector<FusionNode> nodes;
+  // Values read after the Step (by later Steps, or graph outputs).
+  std::vector<int> read_after_step;
+
+  // Whether value `id` must be written by a kernel computing `members` (indices into nodes): a node
+  // that is not a member reads it, or it is read after the Step.
+  bool needed_outside(int id, std::span<const std::size_t> members) const;
+};
+
+// One kernel computing several nodes of a FusionCandidate, run where nodes[0] would run. Its run()
+// takes every member's inputs, member after member (absent ones as nullptr), and every member's
+// outputs likewise. It writes each output FusionCandidate::needed_outside names and may leave the
+// others unwritten: the runtime treats those as values no kernel writes (the debug mode does not
+// compare them).
+struct FusedKernel {
+  std::unique_ptr<OpKernel> kernel;
+  std::vector<std::size_t> members;  // increasing, members[0] == 0
+};
+
+// Throws Error(internal) unless `fused` is a claim the runtime can run: members start at 0,
+// increase, name no view and no node twice, and every member's inputs are ready where the kernel
+// runs (no node of the candidate outside the members writes one of them).
+void check_fused_kernel(const FusionCandidate& candidate, const FusedKernel& fused);
+
 // A co-running load for interference measurements (loom-profile): compute-saturating or
 // bandwidth-saturating work on its own stream, running until stop() or destruction.
 enum class ProbeKind { compute, memory };
@@ -306,6 +346,10 @@ class Backend {
   // Creates the kernel for spec.node; throws Error(unsupported) naming node and op for an op,
   // dtype or attribute this backend does not implement, Error(shape_mismatch) for bad shapes.
   virtual std::unique_ptr<OpKernel> create_kernel(const KernelSpec& spec) = 0;
+  // Kernel fusion (FusionCandidate): one kernel for candidate.nodes[0] and some nodes after it, or
+  // nullopt to create nodes[0]'s kernel alone with create_kernel(). Throws what create_kernel()
+  // throws. Default: nullopt (no fusion).
+  virtual std::optional<FusedKernel> create_fused_kernel(const FusionCandidate& candidate);
   // priority: 0 = normal; higher = more urgent (mapped to CUDA stream priorities).
   virtual std::unique_ptr<Stream> create_stream(int priority = 0) = 0;
   // Raw device memory, 256-byte aligned; throws Error(out_of_memory). Used by the memory pool.

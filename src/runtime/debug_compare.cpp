@@ -60,21 +60,42 @@ void check_same_steps(const plan::CompiledModel& device, const plan::CompiledMod
   }
 }
 
-// Every value Step `step` of `model` wrote for the request whose arena is `arena`, copied to the
-// host in node order (views are skipped: they alias a value compared where it is written). The
+// One value a Step writes, named on both sides, and the node that writes it.
+struct ComparedValue {
+  int device_id = -1;
+  int reference_id = -1;
+  std::size_t node = 0;  // into the device plan's nodes
+};
+
+// The values Step `step` writes on both sides, in node order. Views are skipped (they alias a value
+// compared where it is written), and so are values inside a fused kernel that nothing outside it
+// reads (LoadedModel::value_written): their bytes are whatever was there before. The reference
+// loads without fusion, so every value the device writes is compared.
+std::vector<ComparedValue> compared_values(const LoadedModel& device, const LoadedModel& reference, std::size_t step) {
+  const plan::CompiledModel& a = device.plan();
+  const plan::CompiledModel& b = reference.plan();
+  std::vector<ComparedValue> values;
+  for (std::size_t k = 0; k < a.steps[step].nodes.size(); ++k) {
+    const std::size_t n = a.steps[step].nodes[k];
+    const plan::PlannedNode& node = a.nodes[n];
+    if (node.is_alias) continue;
+    const plan::PlannedNode& twin = b.nodes[b.steps[step].nodes[k]];  // check_same_steps matched them
+    for (std::size_t j = 0; j < node.outputs.size(); ++j)
+      if (node.outputs[j] >= 0 && device.value_written(node.outputs[j]))
+        values.push_back({node.outputs[j], twin.outputs[j], n});
+  }
+  return values;
+}
+
+// The values `ids` of `model` for the request whose arena is `arena`, copied to the host. The
 // copies go on the model's stream, after the Step.
-std::vector<Tensor> step_values(LoadedModel& model, std::size_t step, void* arena) {
+std::vector<Tensor> copy_values(LoadedModel& model, const std::vector<int>& ids, void* arena) {
   const plan::CompiledModel& plan = model.plan();
   std::vector<Tensor> values;
-  for (std::size_t n : plan.steps[step].nodes) {
-    const plan::PlannedNode& node = plan.nodes[n];
-    if (node.is_alias) continue;
-    for (int id : node.outputs) {
-      if (id < 0) continue;
-      const plan::Value& value = plan.values[static_cast<std::size_t>(id)];
-      Tensor& copy = values.emplace_back(value.dtype, value.shape);
-      model.stream().copy_to_host(copy.data(), model.address(id, arena), copy.bytes());
-    }
+  for (int id : ids) {
+    const plan::Value& value = plan.values[static_cast<std::size_t>(id)];
+    Tensor& copy = values.emplace_back(value.dtype, value.shape);
+    model.stream().copy_to_host(copy.data(), model.address(id, arena), copy.bytes());
   }
   model.stream().synchronize();
   return values;
@@ -119,9 +140,11 @@ DebugCompare::~DebugCompare() = default;
 
 void DebugCompare::add_model(const Model& model, const LoadedModel& device_model) {
   auto twin = std::make_unique<Twin>();
-  twin->model =
-      std::make_unique<LoadedModel>(model, device_model.name(), device_model.index(), DType::f32, *cpu_, *pool_,
-                                    plan::DevicePeaks{cpu_->peak_flops(DType::f32), cpu_->peak_bandwidth()});
+  // One kernel per op, so that the reference writes every value of every Step, whatever the device
+  // fuses. (The CPU backend's fusion changes no bit: a CPU device compares exactly equal.)
+  twin->model = std::make_unique<LoadedModel>(
+      model, device_model.name(), device_model.index(), DType::f32, *cpu_, *pool_,
+      plan::DevicePeaks{cpu_->peak_flops(DType::f32), cpu_->peak_bandwidth()}, 0, 0, KernelFusion::off);
   check_same_steps(device_model.plan(), twin->model->plan(), device_model.name());
   twin->summary.model = device_model.name();
   twin->load_index = device_model.index();
@@ -171,56 +194,56 @@ void DebugCompare::compare_step(Request& request, Twin& twin, std::size_t step) 
   LoadedModel& reference = *twin.model;
   void* twin_arena = request.debug->twin_arena.get();
   reference.run_step(step, twin_arena);
-  const std::vector<Tensor> on_device = step_values(device, step, request.arena.get());
-  const std::vector<Tensor> on_reference = step_values(reference, step, twin_arena);
+  const std::vector<ComparedValue> compared = compared_values(device, reference, step);
+  std::vector<int> device_ids, reference_ids;
+  for (const ComparedValue& value : compared) {
+    device_ids.push_back(value.device_id);
+    reference_ids.push_back(value.reference_id);
+  }
+  const std::vector<Tensor> on_device = copy_values(device, device_ids, request.arena.get());
+  const std::vector<Tensor> on_reference = copy_values(reference, reference_ids, twin_arena);
 
   // The values in node order; the first beyond tolerance blames its node.
   const plan::CompiledModel& plan = device.plan();
   DebugModelSummary matched;  // this Step's figures
-  std::size_t index = 0;
-  for (std::size_t n : plan.steps[step].nodes) {
-    const plan::PlannedNode& node = plan.nodes[n];
-    if (node.is_alias) continue;
-    for (int id : node.outputs) {
-      if (id < 0) continue;
-      const TensorDifference diff = compare_tensors(on_device[index], on_reference[index], tolerance_);
-      ++index;
-      ++matched.values_compared;
-      if (diff.beyond == 0) {
-        matched.max_abs_diff = std::max(matched.max_abs_diff, diff.max_abs);
-        matched.max_rel_diff = std::max(matched.max_rel_diff, diff.max_rel);
-        continue;
-      }
-      DebugDivergence v;
-      v.model = device.name();
-      v.request_id = request.id;
-      v.step_index = step;
-      v.step_count = plan.steps.size();
-      v.step_name = plan.steps[step].name;
-      for (std::size_t m : plan.steps[step].nodes) {
-        const Node& graph_node = plan.model.nodes[plan.nodes[m].node_index];
-        v.step_nodes.push_back({graph_node.name, graph_node.op_type});
-      }
-      const Node& blamed = plan.model.nodes[node.node_index];
-      v.node = blamed.name;
-      v.op_type = blamed.op_type;
-      v.value = plan.values[static_cast<std::size_t>(id)].name;
-      v.value_shape = plan.values[static_cast<std::size_t>(id)].shape;
-      v.difference = diff;
-      v.tolerance = tolerance_;
-      v.device = device_name_;
-      for (const ValueInfo& input : device.info().inputs) v.input_names.push_back(input.name);
-      v.inputs = std::move(request.debug->inputs);
-      request.debug->twin_arena.reset();  // later Steps of this request are not compared
-      std::lock_guard lock(mutex_);
-      DebugModelSummary& summary = twin.summary;
-      ++summary.requests_compared;
-      ++summary.steps_compared;
-      ++summary.divergent_requests;
-      summary.values_compared += matched.values_compared;
-      if (divergences_.size() < kMaxDebugDivergences) divergences_.push_back(std::move(v));
-      return;
+  for (std::size_t index = 0; index < compared.size(); ++index) {
+    const TensorDifference diff = compare_tensors(on_device[index], on_reference[index], tolerance_);
+    ++matched.values_compared;
+    if (diff.beyond == 0) {
+      matched.max_abs_diff = std::max(matched.max_abs_diff, diff.max_abs);
+      matched.max_rel_diff = std::max(matched.max_rel_diff, diff.max_rel);
+      continue;
     }
+    DebugDivergence v;
+    v.model = device.name();
+    v.request_id = request.id;
+    v.step_index = step;
+    v.step_count = plan.steps.size();
+    v.step_name = plan.steps[step].name;
+    for (std::size_t m : plan.steps[step].nodes) {
+      const Node& graph_node = plan.model.nodes[plan.nodes[m].node_index];
+      v.step_nodes.push_back({graph_node.name, graph_node.op_type});
+    }
+    const Node& blamed = plan.model.nodes[plan.nodes[compared[index].node].node_index];
+    const plan::Value& value = plan.values[static_cast<std::size_t>(compared[index].device_id)];
+    v.node = blamed.name;
+    v.op_type = blamed.op_type;
+    v.value = value.name;
+    v.value_shape = value.shape;
+    v.difference = diff;
+    v.tolerance = tolerance_;
+    v.device = device_name_;
+    for (const ValueInfo& input : device.info().inputs) v.input_names.push_back(input.name);
+    v.inputs = std::move(request.debug->inputs);
+    request.debug->twin_arena.reset();  // later Steps of this request are not compared
+    std::lock_guard lock(mutex_);
+    DebugModelSummary& summary = twin.summary;
+    ++summary.requests_compared;
+    ++summary.steps_compared;
+    ++summary.divergent_requests;
+    summary.values_compared += matched.values_compared;
+    if (divergences_.size() < kMaxDebugDivergences) divergences_.push_back(std::move(v));
+    return;
   }
   const bool last = step + 1 == plan.steps.size();
   if (last) request.debug->twin_arena.reset();

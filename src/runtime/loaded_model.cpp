@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "graph/ops.hpp"
 #include "loom/error.hpp"
 #include "profile/fingerprint.hpp"
 #include "trace/nvtx.hpp"
@@ -14,43 +15,14 @@ namespace loom::runtime {
 
 LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype,
                          backend::Backend& device, MemoryPool& pool, const plan::DevicePeaks& peaks,
-                         int stream_priority, int persistent_grid_max_sms)
+                         int stream_priority, int persistent_grid_max_sms, KernelFusion fusion)
     : name_(std::move(name)), index_(index) {
   plan_ = plan::compile(model, compute_dtype, peaks);
   stream_ = device.create_stream(stream_priority);
-
-  // Kernels, created from the planned dtypes and shapes.
+  create_kernels(device, persistent_grid_max_sms, fusion);
   std::size_t workspace = 0;
-  kernels_.resize(plan_.nodes.size());
-  for (std::size_t n = 0; n < plan_.nodes.size(); ++n) {
-    const auto& pn = plan_.nodes[n];
-    if (pn.is_alias) continue;
-    backend::KernelSpec spec;
-    spec.node = &plan_.model.nodes[pn.node_index];
-    spec.persistent_grid_max_sms = persistent_grid_max_sms;
-    spec.device_float_dtype = plan_.compute_dtype;
-    auto describe = [&](int id) {
-      if (id < 0) return backend::TensorDesc{DType::f32, Shape{}, false};
-      const auto& v = plan_.values[static_cast<std::size_t>(id)];
-      return backend::TensorDesc{v.dtype, v.shape, true};
-    };
-    for (int id : pn.inputs) {
-      spec.inputs.push_back(describe(id));
-      const Tensor* constant = nullptr;
-      if (id >= 0) {
-        auto it = plan_.model.initializers.find(plan_.values[static_cast<std::size_t>(id)].name);
-        if (it != plan_.model.initializers.end()) constant = &it->second;
-      }
-      spec.constants.push_back(constant);
-    }
-    for (int id : pn.outputs) spec.outputs.push_back(describe(id));
-    try {
-      kernels_[n] = device.create_kernel(spec);
-    } catch (const Error& e) {
-      throw Error(e.code(), "model '" + name_ + "': " + e.what());
-    }
-    workspace = std::max(workspace, kernels_[n]->workspace_bytes());
-  }
+  for (const auto& kernel : kernels_)
+    if (kernel) workspace = std::max(workspace, kernel->workspace_bytes());
   if (workspace > 0) workspace_ = pool.acquire(workspace);
 
   // The Steps as compiled; loading adds its facts to these, the plan stays as compiled.
@@ -103,6 +75,80 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
 
   graphs_supported_ = device.supports_graphs();
   set_graphs_enabled(true);
+}
+
+backend::KernelSpec LoadedModel::kernel_spec(std::size_t node, int persistent_grid_max_sms) const {
+  const auto& pn = plan_.nodes[node];
+  backend::KernelSpec spec;
+  spec.node = &plan_.model.nodes[pn.node_index];
+  spec.persistent_grid_max_sms = persistent_grid_max_sms;
+  spec.device_float_dtype = plan_.compute_dtype;
+  auto describe = [&](int id) {
+    if (id < 0) return backend::TensorDesc{DType::f32, Shape{}, false};
+    const auto& v = plan_.values[static_cast<std::size_t>(id)];
+    return backend::TensorDesc{v.dtype, v.shape, true};
+  };
+  for (int id : pn.inputs) {
+    spec.inputs.push_back(describe(id));
+    const Tensor* constant = nullptr;
+    if (id >= 0) {
+      auto it = plan_.model.initializers.find(plan_.values[static_cast<std::size_t>(id)].name);
+      if (it != plan_.model.initializers.end()) constant = &it->second;
+    }
+    spec.constants.push_back(constant);
+  }
+  for (int id : pn.outputs) spec.outputs.push_back(describe(id));
+  return spec;
+}
+
+backend::FusionCandidate LoadedModel::fusion_candidate(std::size_t step, int persistent_grid_max_sms) const {
+  backend::FusionCandidate candidate;
+  for (std::size_t n : plan_.steps[step].nodes) {
+    const auto& pn = plan_.nodes[n];
+    candidate.nodes.push_back({kernel_spec(n, persistent_grid_max_sms), pn.inputs, pn.outputs, pn.is_alias});
+    for (int id : pn.outputs)
+      if (id >= 0 && plan_.storage_of(id).last_step > static_cast<int>(step)) candidate.read_after_step.push_back(id);
+  }
+  return candidate;
+}
+
+void LoadedModel::create_kernels(backend::Backend& device, int persistent_grid_max_sms, KernelFusion fusion) {
+  kernels_.resize(plan_.nodes.size());
+  fused_members_.resize(plan_.nodes.size());
+  fused_away_.assign(plan_.nodes.size(), false);
+  value_written_.assign(plan_.values.size(), false);
+  try {
+    for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
+      const auto& nodes = plan_.steps[s].nodes;
+      // Fusion is offered once per Step, at the anchor that opens it.
+      if (fusion == KernelFusion::allowed && !nodes.empty() && !plan_.nodes[nodes.front()].is_alias &&
+          graph::op_role(plan_.model.nodes[plan_.nodes[nodes.front()].node_index]) == graph::OpRole::anchor) {
+        const backend::FusionCandidate candidate = fusion_candidate(s, persistent_grid_max_sms);
+        if (std::optional<backend::FusedKernel> fused = device.create_fused_kernel(candidate)) {
+          backend::check_fused_kernel(candidate, *fused);
+          if (fused->kernel->resumable())
+            throw Error(ErrorCode::internal, "a fused kernel cannot pause inside (" + fused->kernel->op_type() + ")");
+          for (std::size_t m : fused->members) {
+            const std::size_t n = nodes[m];
+            fused_members_[nodes.front()].push_back(n);
+            fused_away_[n] = m != 0;
+            for (int id : plan_.nodes[n].outputs)
+              if (id >= 0 && candidate.needed_outside(id, fused->members))
+                value_written_[static_cast<std::size_t>(id)] = true;
+          }
+          kernels_[nodes.front()] = std::move(fused->kernel);
+        }
+      }
+      for (std::size_t n : nodes) {
+        if (plan_.nodes[n].is_alias || kernels_[n] || fused_away_[n]) continue;
+        kernels_[n] = device.create_kernel(kernel_spec(n, persistent_grid_max_sms));
+        for (int id : plan_.nodes[n].outputs)
+          if (id >= 0) value_written_[static_cast<std::size_t>(id)] = true;
+      }
+    }
+  } catch (const Error& e) {
+    throw Error(e.code(), "model '" + name_ + "': " + e.what());
+  }
 }
 
 void LoadedModel::set_graphs_enabled(bool enabled) {
@@ -247,11 +293,18 @@ bool LoadedModel::launch_step_from(std::size_t step, void* arena, StepCursor& cu
   for (std::size_t k = cursor.node; k < nodes.size(); ++k) {
     const std::size_t n = nodes[k];
     const auto& pn = plan_.nodes[n];
-    if (pn.is_alias) continue;
+    if (pn.is_alias || fused_away_[n]) continue;
     inputs.clear();
     outputs.clear();
-    for (int id : pn.inputs) inputs.push_back(address(id, arena));
-    for (int id : pn.outputs) outputs.push_back(address(id, arena));
+    if (fused_members_[n].empty()) {
+      for (int id : pn.inputs) inputs.push_back(address(id, arena));
+      for (int id : pn.outputs) outputs.push_back(address(id, arena));
+    } else {
+      for (std::size_t m : fused_members_[n])
+        for (int id : plan_.nodes[m].inputs) inputs.push_back(address(id, arena));
+      for (std::size_t m : fused_members_[n])
+        for (int id : plan_.nodes[m].outputs) outputs.push_back(address(id, arena));
+    }
     auto& kernel = *kernels_[n];
     std::optional<trace::ScopedRange> op_range;
     if (!op_labels_.empty()) op_range.emplace(op_labels_[n]);

@@ -24,15 +24,22 @@ struct StepCursor {
   bool at_start() const noexcept { return node == 0 && iteration == 0; }
 };
 
+// Whether a model's kernels may fuse a Step's ops (Backend::create_fused_kernel). The debug mode's
+// CPU reference loads with fusion off: one kernel per op, so it writes every value the device's
+// Steps write, whatever the device fuses.
+enum class KernelFusion { allowed, off };
+
 class LoadedModel {
  public:
   // Compiles `model`, creates its kernels, uploads its weights (converted to the compute dtype)
   // and creates its stream. Throws what compile() and Backend::create_kernel() throw.
   // `peaks` are the figures the roofline estimates use: the device profile's, else the backend's.
-  // `persistent_grid_max_sms` goes to every kernel (KernelSpec::persistent_grid_max_sms).
+  // `persistent_grid_max_sms` goes to every kernel (KernelSpec::persistent_grid_max_sms). With
+  // fusion allowed, each Step's anchor is offered to Backend::create_fused_kernel with the rest of
+  // its Step first.
   LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype, backend::Backend& device,
               MemoryPool& pool, const plan::DevicePeaks& peaks, int stream_priority = 0,
-              int persistent_grid_max_sms = 0);
+              int persistent_grid_max_sms = 0, KernelFusion fusion = KernelFusion::allowed);
 
   const std::string& name() const noexcept { return name_; }
   std::size_t index() const noexcept { return index_; }
@@ -92,6 +99,13 @@ class LoadedModel {
   const StepGraphs* step_graphs() const noexcept { return graphs_.get(); }
   // Device address of value `id` for a request whose arena starts at `arena`.
   void* address(int id, void* arena) const;
+  // Whether the kernels write value `id` when its Step runs: false for a value inside a fused
+  // kernel that nothing outside it reads (its bytes hold whatever was there before), for views
+  // (they alias a value written elsewhere), graph inputs and weights.
+  bool value_written(int id) const { return value_written_.at(static_cast<std::size_t>(id)); }
+  // Nodes (into plan().nodes) computed by a fused kernel, the anchor first, for each planned node
+  // whose kernel is fused; empty for the others.
+  const std::vector<std::size_t>& fused_members(std::size_t node) const { return fused_members_.at(node); }
 
   // A request's data in and out of its arena, enqueued on `stream` (host memory must stay valid
   // until the stream has passed the copies). The executor uses these instead of the plan's layout.
@@ -113,7 +127,11 @@ class LoadedModel {
   plan::CompiledModel plan_;
   // steps[s]: plan_.steps[s].info and the load facts.
   ModelInfo info_;
-  std::vector<std::unique_ptr<backend::OpKernel>> kernels_;  // per planned node; null for views
+  // Per planned node; null for views and for the nodes a fused kernel computes besides its anchor.
+  std::vector<std::unique_ptr<backend::OpKernel>> kernels_;
+  std::vector<std::vector<std::size_t>> fused_members_;  // per planned node, see fused_members()
+  std::vector<bool> fused_away_;                         // per planned node: computed by another's kernel
+  std::vector<bool> value_written_;                      // per value, see value_written()
   PooledBuffer weights_;
   PooledBuffer workspace_;
   std::unique_ptr<backend::Stream> stream_;
@@ -129,6 +147,9 @@ class LoadedModel {
   // (still-running instances are freed by the driver when they finish).
   std::unique_ptr<StepGraphs> graphs_;
 
+  backend::KernelSpec kernel_spec(std::size_t node, int persistent_grid_max_sms) const;
+  backend::FusionCandidate fusion_candidate(std::size_t step, int persistent_grid_max_sms) const;
+  void create_kernels(backend::Backend& device, int persistent_grid_max_sms, KernelFusion fusion);
   void launch_step(std::size_t step, void* arena);
   bool launch_step_from(std::size_t step, void* arena, StepCursor& cursor, const volatile std::int32_t* pause);
 };

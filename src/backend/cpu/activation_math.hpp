@@ -11,6 +11,17 @@ namespace loom::backend::cpu {
 // Each is a template over the float type it computes in (float for f32 and the 16-bit floats,
 // double for f64); the parameters after x take x's type.
 
+// max(x, 0); NaN gives 0 and -0 gives 0, as the comparison decides.
+template <class C>
+inline C relu(C x) {
+  return x > C{0} ? x : C{0};
+}
+
+template <class C>
+inline C leaky_relu(C x, std::type_identity_t<C> alpha) {
+  return x < C{0} ? alpha * x : x;
+}
+
 // Two branches so exp never overflows for large |x|.
 template <class C>
 inline C sigmoid(C x) {

@@ -7,15 +7,48 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/conv_spec.hpp"
+#include "backend/cpu/dnnl/dnnl_kernels.hpp"
+#include "backend/cpu/epilogue.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/kernel_support.hpp"
 #include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
+
+ConvGeometry parse_conv(const KernelSpec& spec) {
+  require_input_count(spec, 2, 3);
+  require_output_count(spec, 1, 1);
+  require_present(spec, 0, "X");
+  require_present(spec, 1, "W");
+  require_f32(spec);
+  const Shape& x = spec.inputs[0].shape;
+  const Shape& w = spec.inputs[1].shape;
+  if (x.rank() < 3 || w.rank() != x.rank())
+    throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() +
+                              " must be [N, C, spatial...] and "
+                              "[M, C/group, kernel...] of the same rank");
+  ConvGeometry conv;
+  conv.batch = x[0];
+  conv.in_channels = x[1];
+  conv.out_channels = w[0];
+  conv.group = spec.node->attrs.get_int("group", 1);
+  if (conv.group < 1 || conv.in_channels % conv.group != 0 || conv.out_channels % conv.group != 0)
+    throw_bad_shape(spec, "group " + std::to_string(conv.group) + " does not divide channels " +
+                              std::to_string(conv.in_channels) + " -> " + std::to_string(conv.out_channels));
+  if (w[1] * conv.group != conv.in_channels)
+    throw_bad_shape(spec, "W " + w.to_string() + " does not match X " + x.to_string() + " with group " +
+                              std::to_string(conv.group));
+  conv.window = parse_sliding_window(spec, {w.dims().begin() + 2, w.dims().end()}, conv.out_channels, false);
+  conv.has_bias = spec.inputs.size() == 3 && spec.inputs[2].present;
+  if (conv.has_bias) require_shape(spec, spec.inputs[2].shape, Shape{conv.out_channels}, "bias B");
+  return conv;
+}
+
 namespace {
 
 // Matrix (or output) floats below which unrolling (or the bias fill) stays on one thread.
@@ -23,41 +56,26 @@ constexpr std::int64_t kUnrollChunkFloats = std::int64_t{1} << 15;
 
 class ConvKernel final : public OpKernel {
  public:
-  explicit ConvKernel(const KernelSpec& spec) : OpKernel(spec) {
-    require_input_count(spec, 2, 3);
-    require_output_count(spec, 1, 1);
-    require_present(spec, 0, "X");
-    require_present(spec, 1, "W");
-    require_f32(spec);
-    const Shape& x = spec.inputs[0].shape;
-    const Shape& w = spec.inputs[1].shape;
-    if (x.rank() < 3 || w.rank() != x.rank())
-      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() +
-                                " must be [N, C, spatial...] and "
-                                "[M, C/group, kernel...] of the same rank");
-    batch_ = x[0];
-    in_channels_ = x[1];
-    out_channels_ = w[0];
-    group_ = spec.node->attrs.get_int("group", 1);
-    if (group_ < 1 || in_channels_ % group_ != 0 || out_channels_ % group_ != 0)
-      throw_bad_shape(spec, "group " + std::to_string(group_) + " does not divide channels " +
-                                std::to_string(in_channels_) + " -> " + std::to_string(out_channels_));
-    if (w[1] * group_ != in_channels_)
-      throw_bad_shape(
-          spec, "W " + w.to_string() + " does not match X " + x.to_string() + " with group " + std::to_string(group_));
-    const WindowGeometry window =
-        parse_sliding_window(spec, {w.dims().begin() + 2, w.dims().end()}, out_channels_, false);
+  ConvKernel(const KernelSpec& spec, const FusedRun* fused) : OpKernel(run_spec(spec, fused)) {
+    const ConvGeometry conv = parse_conv(spec);
+    batch_ = conv.batch;
+    in_channels_ = conv.in_channels;
+    out_channels_ = conv.out_channels;
+    group_ = conv.group;
     // Every window is handled as 3-D: a 1-D or 2-D one gets leading unit axes.
-    geometry_ = window.padded_to(3);
-
-    has_bias_ = spec.inputs.size() == 3 && spec.inputs[2].present;
-    if (has_bias_) require_shape(spec, spec.inputs[2].shape, Shape{out_channels_}, "bias B");
+    geometry_ = conv.window.padded_to(3);
+    has_bias_ = conv.has_bias;
 
     group_in_ = in_channels_ / group_;
     group_out_ = out_channels_ / group_;
     in_pixels_ = product(geometry_.input, 0, 3);
     patch_ = group_in_ * product(geometry_.kernel, 0, 3);
     pixels_ = product(geometry_.output, 0, 3);
+    if (fused) {
+      fused_ = *fused;
+      plan_epilogue(spec, fused_->epilogue, spec.outputs[0].shape);
+    }
+    output_shape_ = spec.outputs[0].shape;
     direct_ = true;
     for (std::size_t i = 0; i < 3; ++i)
       direct_ = direct_ && geometry_.kernel[i] == 1 && geometry_.stride[i] == 1 && geometry_.pad_begin[i] == 0 &&
@@ -75,7 +93,7 @@ class ConvKernel final : public OpKernel {
     const float* x = static_cast<const float*>(inputs[0]);
     const float* w = static_cast<const float*>(inputs[1]);
     const float* bias = has_bias_ ? static_cast<const float*>(inputs[2]) : nullptr;
-    float* y = static_cast<float*>(outputs[0]);
+    float* y = static_cast<float*>(outputs[fused_ ? fused_->output_slot : 0]);
     float* columns = static_cast<float*>(workspace);
     void* gemm_workspace = static_cast<char*>(workspace) + (direct_ ? 0 : column_bytes());
 
@@ -103,6 +121,7 @@ class ConvKernel final : public OpKernel {
              pixels_, gemm_workspace);
       }
     }
+    if (fused_) apply_epilogue(fused_->epilogue, 0, output_shape_, y, inputs);
   }
 
  private:
@@ -180,10 +199,21 @@ class ConvKernel final : public OpKernel {
   std::int64_t in_pixels_ = 0, patch_ = 0, pixels_ = 0;
   bool has_bias_ = false;
   bool direct_ = false;
+  Shape output_shape_;
+  std::optional<FusedRun> fused_;  // computing a fusion's chain (fusion.hpp)
 };
 
 }  // namespace
 
-std::unique_ptr<OpKernel> make_conv_kernel(const KernelSpec& spec) { return std::make_unique<ConvKernel>(spec); }
+std::unique_ptr<OpKernel> make_im2col_conv_kernel(const KernelSpec& spec, const FusedRun* fused) {
+  return std::make_unique<ConvKernel>(spec, fused);
+}
+
+std::unique_ptr<OpKernel> make_fused_conv_kernel(const KernelSpec& spec, const FusedRun* fused) {
+  if (auto library = make_dnnl_conv_kernel(spec, fused)) return library;
+  return make_im2col_conv_kernel(spec, fused);
+}
+
+std::unique_ptr<OpKernel> make_conv_kernel(const KernelSpec& spec) { return make_fused_conv_kernel(spec, nullptr); }
 
 }  // namespace loom::backend::cpu

@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "backend/cpu/cpu_stream.hpp"
+#include "backend/cpu/fusion.hpp"
 #include "backend/cpu/kernel_registry.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/open_backend.hpp"
@@ -106,6 +108,10 @@ std::unique_ptr<OpKernel> CpuBackend::create_kernel(const KernelSpec& spec) {
   KernelSpec own = spec;  // kernels running subgraphs create their body's kernels through it
   own.backend = this;
   return std::make_unique<StreamOrderedKernel>(own, factory(own));
+}
+
+std::optional<FusedKernel> CpuBackend::create_fused_kernel(const FusionCandidate& candidate) {
+  return cpu::create_fused_kernel(candidate);
 }
 
 std::unique_ptr<Stream> CpuBackend::create_stream(int) {

@@ -31,6 +31,8 @@ class CpuBackend final : public Backend {
   std::size_t onchip_bytes() const override;
 
   std::unique_ptr<OpKernel> create_kernel(const KernelSpec& spec) override;
+  // A Conv, MatMul or Gemm with the pointwise ops after it (fusion.hpp).
+  std::optional<FusedKernel> create_fused_kernel(const FusionCandidate& candidate) override;
   std::unique_ptr<Stream> create_stream(int priority = 0) override;
   void* allocate(std::size_t bytes) override;
   void deallocate(void* ptr) noexcept override;

@@ -11,6 +11,7 @@
 
 #include "backend/cpu/activation_math.hpp"
 #include "backend/cpu/elementwise_support.hpp"
+#include "backend/cpu/vector_math.hpp"
 #include "graph/ops/elementwise_attrs.hpp"
 
 namespace loom::backend::cpu {
@@ -212,6 +213,18 @@ class UnaryKernel final : public OpKernel {
 
  protected:
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void*, Stream&) override {
+    // Sigmoid and Erf in f32 run on the vectorised functions the fusion epilogue shares.
+    if (dtype_ == DType::f32 && (fn_ == UnaryFn::sigmoid || fn_ == UnaryFn::erf)) {
+      const auto* x = static_cast<const float*>(inputs[0]);
+      auto* y = static_cast<float*>(outputs[0]);
+      const bool sigmoid = fn_ == UnaryFn::sigmoid;
+      return parallel_for(count_, chunk_elements_, [&](std::int64_t begin, std::int64_t end) {
+        if (sigmoid)
+          sigmoid_array(x + begin, y + begin, end - begin);
+        else
+          erf_array(x + begin, y + begin, end - begin);
+      });
+    }
     UnaryDTypes::dispatch(dtype_, [&]<class T>(std::type_identity<T>) {
       run_typed(static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]));
     });
@@ -279,13 +292,13 @@ class UnaryKernel final : public OpKernel {
       constexpr C kZero = 0, kOne = 1;
       switch (fn_) {
         case UnaryFn::relu:
-          return map(x, y, [](C v) { return v > kZero ? v : kZero; });
+          return map(x, y, [](C v) { return relu(v); });
         case UnaryFn::neg:
           return map(x, y, [](C v) { return -v; });
         case UnaryFn::abs:
           return map(x, y, [](C v) { return std::fabs(v); });
         case UnaryFn::leaky_relu:
-          return map(x, y, [=](C v) { return v < kZero ? alpha * v : v; });
+          return map(x, y, [=](C v) { return leaky_relu(v, alpha); });
         case UnaryFn::elu:
           return map(x, y, [=](C v) { return elu(v, alpha); });
         case UnaryFn::sigmoid:

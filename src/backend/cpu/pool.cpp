@@ -96,13 +96,61 @@ class PoolKernel final : public OpKernel {
   // Window taps worth a thread of their own.
   static constexpr std::int64_t kChunkTaps = std::int64_t{1} << 16;
 
+  // A max pool over rows and columns only, undilated: the max of a window is the max over its rows
+  // of each row's max, so each plane is reduced along W into scratch memory, then along H.
+  bool separable() const {
+    return kind_ == PoolKind::max && geometry_.input[0] == 1 && geometry_.kernel[0] == 1 &&
+           geometry_.dilation[1] == 1 && geometry_.dilation[2] == 1;
+  }
+
+  template <class T>
+  static T lowest() {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+  }
+
   // Planes are independent: the kernel's threads take runs of them.
   template <class T>
   void run_typed(const T* x, T* y) const {
     const std::int64_t out_size = geometry_.output[0] * geometry_.output[1] * geometry_.output[2];
     const std::int64_t window = geometry_.kernel[0] * geometry_.kernel[1] * geometry_.kernel[2];
     parallel_for(planes_, std::max<std::int64_t>(1, kChunkTaps / std::max<std::int64_t>(out_size * window, 1)),
-                 [&](std::int64_t begin, std::int64_t end) { pool_planes(x, y + begin * out_size, begin, end); });
+                 [&](std::int64_t begin, std::int64_t end) {
+                   if (separable())
+                     max_rows_then_columns(x, y + begin * out_size, begin, end);
+                   else
+                     pool_planes(x, y + begin * out_size, begin, end);
+                 });
+  }
+
+  // The separable max pool of planes [plane_begin, plane_end) into `y` (their first output). The
+  // row maxima go to the running thread's scratch: a chunk cannot share the kernel's workspace.
+  template <class T>
+  void max_rows_then_columns(const T* x, T* y, std::int64_t plane_begin, std::int64_t plane_end) const {
+    const auto& in = geometry_.input;
+    const auto& out = geometry_.output;
+    const std::int64_t plane_in = in[1] * in[2], plane_out = out[1] * out[2];
+    T* row_max = static_cast<T*>(thread_scratch(static_cast<std::size_t>(in[1] * out[2]) * sizeof(T)));
+    for (std::int64_t plane = plane_begin; plane < plane_end; ++plane) {
+      const T* src = x + plane * plane_in;
+      for (std::int64_t ih = 0; ih < in[1]; ++ih)
+        for (std::int64_t ow = 0; ow < out[2]; ++ow) {
+          const T* row = src + ih * in[2] + ow * geometry_.stride[2] - geometry_.pad_begin[2];
+          T max = lowest<T>();
+          for (std::int64_t tw = taps_[2].first[ow]; tw < taps_[2].last[ow]; ++tw) max = std::max(max, row[tw]);
+          row_max[ih * out[2] + ow] = max;
+        }
+      T* dst = y + (plane - plane_begin) * plane_out;
+      for (std::int64_t oh = 0; oh < out[1]; ++oh) {
+        T* out_row = dst + oh * out[2];
+        std::fill(out_row, out_row + out[2], lowest<T>());
+        const std::int64_t start = oh * geometry_.stride[1] - geometry_.pad_begin[1];
+        for (std::int64_t th = taps_[1].first[oh]; th < taps_[1].last[oh]; ++th) {
+          const T* in_row = row_max + (start + th) * out[2];
+          for (std::int64_t ow = 0; ow < out[2]; ++ow) out_row[ow] = std::max(out_row[ow], in_row[ow]);
+        }
+      }
+    }
   }
 
   // Planes [plane_begin, plane_end) into `y` (their first output). The maximum in T; the average

@@ -1,5 +1,7 @@
 // Resize (nearest, linear, cubic over any axes) from the shared plan: every output element sums
-// its neighbours over all axes' taps, each weighted by the product of the per-axis weights.
+// its neighbours over all axes' taps, each weighted by the product of the per-axis weights; where
+// every axis has one tap (nearest) the output is a plain gather, row by row.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +35,13 @@ class ResizeKernel final : public OpKernel {
     const float* x = static_cast<const float*>(inputs[0]);
     float* y = static_cast<float*>(outputs[0]);
     const std::int64_t total = product(plan_.output, 0, plan_.output.size());
+    if (total == 0) return;
+    if (multi_tap_axes_.empty() && !plan_.output.empty()) {
+      const std::int64_t inner = plan_.output.back();
+      parallel_for(total / inner, std::max<std::int64_t>(1, kChunkElements / inner),
+                   [&](std::int64_t begin, std::int64_t end) { gather(x, y, begin, end); });
+      return;
+    }
     parallel_for(total, kChunkElements, [&](std::int64_t begin, std::int64_t end) { resize(x, y, begin, end); });
   }
 
@@ -71,6 +80,31 @@ class ResizeKernel final : public OpKernel {
       }
       y[i] = value;
       for (std::size_t a = rank; a-- > 0;) {
+        if (++index[a] < plan_.output[a]) break;
+        index[a] = 0;
+      }
+    }
+  }
+
+  // Every axis reads one input element (nearest, or an identity): each output row is a gather from
+  // one input row, copied as it is. Output rows [begin, end).
+  void gather(const float* x, float* y, std::int64_t begin, std::int64_t end) const {
+    const std::size_t rank = plan_.output.size();
+    const std::int64_t inner = plan_.output[rank - 1];
+    const std::vector<std::int64_t>& columns = plan_.axes[rank - 1].index;
+    std::vector<std::int64_t> index(rank - 1, 0);
+    for (std::size_t a = rank - 1, rest = static_cast<std::size_t>(begin); a-- > 0;) {
+      index[a] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(plan_.output[a]));
+      rest /= static_cast<std::size_t>(plan_.output[a]);
+    }
+    for (std::int64_t row = begin; row < end; ++row) {
+      std::int64_t base = 0;
+      for (std::size_t a = 0; a + 1 < rank; ++a)
+        base += plan_.axes[a].index[static_cast<std::size_t>(index[a])] * in_strides_[a];
+      const float* in = x + base;
+      float* out = y + row * inner;
+      for (std::int64_t j = 0; j < inner; ++j) out[j] = in[columns[static_cast<std::size_t>(j)]];
+      for (std::size_t a = rank - 1; a-- > 0;) {
         if (++index[a] < plan_.output[a]) break;
         index[a] = 0;
       }

@@ -20,7 +20,7 @@
 
 namespace loom::backend::cpu {
 
-ConvGeometry parse_conv(const KernelSpec& spec) {
+void require_conv_operands(const KernelSpec& spec, const char* weights_layout) {
   require_input_count(spec, 2, 3);
   require_output_count(spec, 1, 1);
   require_present(spec, 0, "X");
@@ -29,9 +29,14 @@ ConvGeometry parse_conv(const KernelSpec& spec) {
   const Shape& x = spec.inputs[0].shape;
   const Shape& w = spec.inputs[1].shape;
   if (x.rank() < 3 || w.rank() != x.rank())
-    throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() +
-                              " must be [N, C, spatial...] and "
-                              "[M, C/group, kernel...] of the same rank");
+    throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() + " must be [N, C, spatial...] and " +
+                              weights_layout + " of the same rank");
+}
+
+ConvGeometry parse_conv(const KernelSpec& spec) {
+  require_conv_operands(spec, "[M, C/group, kernel...]");
+  const Shape& x = spec.inputs[0].shape;
+  const Shape& w = spec.inputs[1].shape;
   ConvGeometry conv;
   conv.batch = x[0];
   conv.in_channels = x[1];

@@ -18,6 +18,9 @@ struct ConvGeometry {
   bool has_bias = false;
 };
 ConvGeometry parse_conv(const KernelSpec& spec);
+// The checks Conv and ConvTranspose share: X, W and an optional B, one output, f32, and X and W of
+// one rank of at least 3; `weights_layout` names W's dims for the error ("[M, C/group, kernel...]").
+void require_conv_operands(const KernelSpec& spec, const char* weights_layout);
 
 // The registry's Conv: oneDNN's convolution where the build has it and the library takes the
 // conv (dnnl/dnnl_kernels.hpp), else our own im2col kernel.

@@ -18,17 +18,9 @@ namespace {
 class ConvTransposeKernel final : public OpKernel {
  public:
   explicit ConvTransposeKernel(const KernelSpec& spec) : OpKernel(spec) {
-    require_input_count(spec, 2, 3);
-    require_output_count(spec, 1, 1);
-    require_present(spec, 0, "X");
-    require_present(spec, 1, "W");
-    require_f32(spec);
+    require_conv_operands(spec, "[C, M/group, kernel...]");
     const Shape& x = spec.inputs[0].shape;
     const Shape& w = spec.inputs[1].shape;
-    if (x.rank() < 3 || w.rank() != x.rank())
-      throw_bad_shape(spec, "X " + x.to_string() + " and W " + w.to_string() +
-                                " must be [N, C, spatial...] and "
-                                "[C, M/group, kernel...] of the same rank");
     batch_ = x[0];
     in_channels_ = x[1];
     group_ = spec.node->attrs.get_int("group", 1);

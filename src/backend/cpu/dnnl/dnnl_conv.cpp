@@ -127,8 +127,7 @@ class DnnlConvKernel final : public OpKernel {
       }
       if (problem_.has_bias) p.bias.set_data_handle(const_cast<void*>(inputs[2]));
       if (p.from_blocked) p.dst.set_data_handle(p.dst_region.at(workspace));
-      for (std::size_t i = 0; i < post_ops_.operands.size(); ++i)
-        p.operands[i].set_data_handle(const_cast<void*>(inputs[post_ops_.operands[i].input]));
+      set_post_op_operands(post_ops_, inputs, p.operands);
       p.scratchpad.set_data_handle(p.scratch_region.at(workspace));
       p.conv.execute(stream_, p.args);
       if (p.from_blocked) p.from_blocked->execute(stream_, p.dst, p.user_dst);
@@ -185,23 +184,17 @@ class DnnlConvKernel final : public OpKernel {
       p.bias = memory(plain_desc(problem_.bias), engine, nullptr);
       p.args.emplace(DNNL_ARG_BIAS, p.bias);
     }
-    for (const DnnlPostOps::Operand& operand : post_ops_.operands) {
-      p.operands.emplace_back(operand.desc, engine, nullptr);
-      p.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1, p.operands.back());
-    }
+    bind_post_op_operands(post_ops_, engine, p.operands, p.args);
     return p;
   }
 
-  // The primitives for the calling thread's thread count (kernel_threads(): the OpenMP count its
-  // stream set), created on its first run with it: oneDNN fixes a primitive's thread count when it is
-  // created, and reads no process-wide setting that another stream could change.
   Primitives& primitives_for_this_thread() {
-    const int threads = kernel_threads();
-    if (auto found = primitives_.find(threads); found != primitives_.end()) return found->second;
-    const auto pd = conv_desc(problem_, post_ops_.ops);
-    if (!pd)
-      throw dnnl::error(dnnl_unimplemented, ("no convolution for " + std::to_string(threads) + " threads").c_str());
-    return primitives_.emplace(threads, build(*pd)).first->second;
+    return cpu::primitives_for_this_thread(primitives_, [&](int threads) {
+      const auto pd = conv_desc(problem_, post_ops_.ops);
+      if (!pd)
+        throw dnnl::error(dnnl_unimplemented, ("no convolution for " + std::to_string(threads) + " threads").c_str());
+      return build(*pd);
+    });
   }
 
   ConvProblem problem_;

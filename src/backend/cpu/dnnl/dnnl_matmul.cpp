@@ -90,8 +90,7 @@ class DnnlMatMulKernel final : public OpKernel {
         p.bias.set_data_handle(const_cast<void*>(inputs[problem_.epilogue.ops[0].operand.input]));
       p.dst.set_data_handle(y);
       p.scratchpad.set_data_handle(p.scratch_region.at(workspace));
-      for (std::size_t i = 0; i < post_ops_.operands.size(); ++i)
-        p.operands[i].set_data_handle(const_cast<void*>(inputs[post_ops_.operands[i].input]));
+      set_post_op_operands(post_ops_, inputs, p.operands);
       p.matmul.execute(stream_, p.args);
       stream_.wait();
     });
@@ -126,19 +125,16 @@ class DnnlMatMulKernel final : public OpKernel {
       p.bias = memory(pd.query_md(dnnl::query::weights_md, 1), engine, nullptr);
       p.args.emplace(DNNL_ARG_BIAS, p.bias);
     }
-    for (const DnnlPostOps::Operand& operand : post_ops_.operands) {
-      p.operands.emplace_back(operand.desc, engine, nullptr);
-      p.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1, p.operands.back());
-    }
+    bind_post_op_operands(post_ops_, engine, p.operands, p.args);
     return p;
   }
 
   Primitives& primitives_for_this_thread() {
-    const int threads = kernel_threads();
-    if (auto found = primitives_.find(threads); found != primitives_.end()) return found->second;
-    const auto pd = matmul_desc(problem_, packed_weights_.has_value(), post_ops_.ops);
-    if (!pd) throw dnnl::error(dnnl_unimplemented, ("no matmul for " + std::to_string(threads) + " threads").c_str());
-    return primitives_.emplace(threads, build(*pd)).first->second;
+    return cpu::primitives_for_this_thread(primitives_, [&](int threads) {
+      const auto pd = matmul_desc(problem_, packed_weights_.has_value(), post_ops_.ops);
+      if (!pd) throw dnnl::error(dnnl_unimplemented, ("no matmul for " + std::to_string(threads) + " threads").c_str());
+      return build(*pd);
+    });
   }
 
   MatMulProblem problem_;

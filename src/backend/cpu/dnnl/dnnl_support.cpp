@@ -158,4 +158,18 @@ void throw_dnnl_error(const OpKernel& kernel, const char* what, const dnnl::erro
               kernel.op_type() + " node '" + kernel.node_name() + "': oneDNN " + what + ": " + error.what());
 }
 
+void bind_post_op_operands(const DnnlPostOps& post_ops, const dnnl::engine& engine, std::vector<dnnl::memory>& memories,
+                           std::unordered_map<int, dnnl::memory>& args) {
+  for (const DnnlPostOps::Operand& operand : post_ops.operands) {
+    memories.emplace_back(operand.desc, engine, nullptr);
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1, memories.back());
+  }
+}
+
+void set_post_op_operands(const DnnlPostOps& post_ops, std::span<const void* const> inputs,
+                          std::vector<dnnl::memory>& memories) {
+  for (std::size_t i = 0; i < post_ops.operands.size(); ++i)
+    memories[i].set_data_handle(const_cast<void*>(inputs[post_ops.operands[i].input]));
+}
+
 }  // namespace loom::backend::cpu

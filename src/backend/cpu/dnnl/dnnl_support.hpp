@@ -6,13 +6,17 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/backend.hpp"
 #include "backend/cpu/epilogue.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace loom::backend::cpu {
 
@@ -44,6 +48,25 @@ using OperandDims = std::function<std::optional<dnnl::memory::dims>(const Shape&
 // Post-ops for epilogue.ops[first, first + most): stops at the first op the library cannot express.
 DnnlPostOps dnnl_post_ops(const Epilogue& epilogue, std::size_t first, std::size_t most,
                           const OperandDims& operand_dims);
+// Adds each binary post-op operand to a primitive's arguments: a memory of its descriptor, with no
+// data yet, in `memories` (one per operand, in order; set_post_op_operands() points them at the
+// run's inputs) and its argument in `args`.
+void bind_post_op_operands(const DnnlPostOps& post_ops, const dnnl::engine& engine, std::vector<dnnl::memory>& memories,
+                           std::unordered_map<int, dnnl::memory>& args);
+// Points the operands bound by bind_post_op_operands() at this run's inputs.
+void set_post_op_operands(const DnnlPostOps& post_ops, std::span<const void* const> inputs,
+                          std::vector<dnnl::memory>& memories);
+
+// The primitives for the calling thread's thread count (kernel_threads(): the OpenMP count its
+// stream set), made by `build(threads)` on its first run with that count: oneDNN fixes a
+// primitive's thread count when it is created, and reads no process-wide setting that another
+// stream could change.
+template <class Primitives, class Build>
+Primitives& primitives_for_this_thread(std::map<int, Primitives>& by_threads, Build&& build) {
+  const int threads = kernel_threads();
+  if (auto found = by_threads.find(threads); found != by_threads.end()) return found->second;
+  return by_threads.emplace(threads, build(threads)).first->second;
+}
 // `operand` right-aligned to `result` (numpy broadcasting), as the post-op's dims.
 std::optional<dnnl::memory::dims> broadcast_dims(const Shape& operand, const dnnl::memory::dims& result);
 

@@ -124,14 +124,19 @@ RecordedRequest RequestRecorder::complete(const TimelineClock& clock, const std:
   }
   // The phases partition [submit, completion]: compute from the first Step's start to the last
   // one's end, post from there on less the output copy, queue the rest less the input copy. The
-  // device clock maps onto the host's within a few µs, so each is kept within the whole.
+  // device clock maps onto the host's within a few µs, and a copy's events may overlap a Step's by
+  // as much, so each phase is bounded by what the ones before it left of the whole: their sum is
+  // the whole exactly.
+  t.h2d_us = std::min(t.h2d_us, t.total_us);
+  t.d2h_us = std::min(t.d2h_us, t.total_us - t.h2d_us);
+  const double left = t.total_us - t.h2d_us - t.d2h_us;
   if (first_step_start >= 0) {
-    t.compute_us = std::clamp(last_step_end - first_step_start, 0.0, t.total_us);
-    t.post_us = std::clamp(completed_us - last_step_end - t.d2h_us, 0.0, t.total_us);
+    t.compute_us = std::clamp(last_step_end - first_step_start, 0.0, left);
+    t.post_us = std::clamp(completed_us - last_step_end - t.d2h_us, 0.0, left - t.compute_us);
   } else {
-    t.post_us = std::max(0.0, t.total_us - t.h2d_us - t.d2h_us);  // no Step ran (none, or it failed first)
+    t.post_us = left;  // no Step ran (none, or it failed first)
   }
-  t.queue_us = std::max(0.0, t.total_us - t.h2d_us - t.compute_us - t.d2h_us - t.post_us);
+  t.queue_us = std::max(0.0, left - t.compute_us - t.post_us);
   if (timeline) add_host_events(steps, completed_us, failed, out.steps_run, *timeline);
   spans_.clear();
   picks_.clear();

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/parallel.hpp"
@@ -180,6 +182,40 @@ TEST(CpuThreads, CopiesGiveTheirOneThreadBits) {
   expect_thread_independent("Gather", {{"axis", std::int64_t{1}}},
                             {random_tensor(Shape{64, 100, 64}, 59), ints(Shape{50}, 100)},
                             {{DType::f32, Shape{64, 50, 64}}});
+}
+
+// Threads of this process (/proc/self/task).
+std::size_t process_threads() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++count;
+  return count;
+}
+
+TEST(CpuThreads, CreatingKernelsOpensNoThreadTeamOnTheLoadingThread) {
+  // Weights re-laid at creation (oneDNN's convolution and matmul, when built in) must be re-laid
+  // by the loading thread alone: an OpenMP team it opened would keep its threads for the loading
+  // thread's life, and with the streams' teams outnumber the cores (docs/cpu-threads.md). A fresh
+  // thread has no team yet; creating the kernels must not give it one.
+  std::size_t before = 0, after = 0;
+  std::thread loader([&] {
+    auto backend = backend::make_cpu_backend();
+    backend->set_host_threading({4, false});
+    const std::vector<OpInput> conv_inputs{random_tensor(Shape{1, 256, 20, 20}, 1),
+                                           OpInput::initializer(random_tensor(Shape{256, 256, 3, 3}, 2)),
+                                           OpInput::initializer(random_tensor(Shape{256}, 3))};
+    const std::vector<OpOutput> conv_outputs{{DType::f32, Shape{1, 256, 20, 20}}};
+    const Node conv = make_node("Conv", {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}, 3, conv_outputs);
+    const std::vector<OpInput> matmul_inputs{random_tensor(Shape{64, 768}, 4),
+                                             OpInput::initializer(random_tensor(Shape{768, 768}, 5))};
+    const std::vector<OpOutput> matmul_outputs{{DType::f32, Shape{64, 768}}};
+    const Node matmul = make_node("MatMul", {}, 2, matmul_outputs);
+    before = process_threads();
+    auto conv_kernel = backend->create_kernel(make_spec(conv, conv_inputs, conv_outputs));
+    auto matmul_kernel = backend->create_kernel(make_spec(matmul, matmul_inputs, matmul_outputs));
+    after = process_threads();
+  });
+  loader.join();
+  EXPECT_LE(after, before) << "kernel creation left " << (after - before) << " more threads";
 }
 
 }  // namespace

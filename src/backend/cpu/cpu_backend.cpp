@@ -104,6 +104,8 @@ std::unique_ptr<OpKernel> CpuBackend::create_kernel(const KernelSpec& spec) {
   if (!spec.node) throw Error(ErrorCode::internal, "cpu backend: create_kernel without a node");
   const KernelFactory factory = kernel_registry().find(spec.node->op_type);
   if (!factory) throw_unsupported(spec, "op type is not implemented by the CPU backend");
+  // A kernel that makes its primitives at creation makes them for the count its runs will have.
+  const KernelThreadsScope run_threads(static_cast<int>(threads_));
   if (spec.backend == this) return std::make_unique<StreamOrderedKernel>(spec, factory(spec));
   KernelSpec own = spec;  // kernels running subgraphs create their body's kernels through it
   own.backend = this;
@@ -111,6 +113,7 @@ std::unique_ptr<OpKernel> CpuBackend::create_kernel(const KernelSpec& spec) {
 }
 
 std::optional<FusedKernel> CpuBackend::create_fused_kernel(const FusionCandidate& candidate) {
+  const KernelThreadsScope run_threads(static_cast<int>(threads_));
   return cpu::create_fused_kernel(candidate);
 }
 

@@ -200,6 +200,10 @@ std::size_t fold_constants(Model& model, bool fold_outputs, LoweredValues* lower
     }
     if (!cpu) {
       cpu = backend::make_cpu_backend();
+      // One thread: an OpenMP team opened by the loading thread would outlive the load and make
+      // the streams' teams sleep at every barrier (docs/cpu-threads.md, "Only stream threads open
+      // teams"); folded values are small.
+      cpu->set_host_threading({1, false});
       stream = cpu->create_stream();
     }
     std::vector<Tensor> results;

@@ -89,10 +89,7 @@ class DnnlConvKernel final : public OpKernel {
       // Re-laid once: the kernel keeps its own copy in the library's layout.
       memory source(plain_weights, dnnl_cpu_engine(), const_cast<void*>(weights->data()));
       packed_weights_ = memory(weights_desc_, dnnl_cpu_engine());
-      with_dnnl_errors(*this, "weight re-layout", [&] {
-        dnnl::reorder(source, *packed_weights_).execute(stream_, source, *packed_weights_);
-        stream_.wait();
-      });
+      relay_at_creation(*this, "weight re-layout", source, *packed_weights_, stream_);
     }
     // The workspace holds the blocked input and output, the weights when they come per run, and
     // the library's scratchpad, laid out for the primitive created now.

@@ -64,10 +64,7 @@ class DnnlMatMulKernel final : public OpKernel {
     if (problem_.constant_weights) {
       memory source(problem_.weights, dnnl_cpu_engine(), const_cast<void*>(problem_.constant_weights->data()));
       packed_weights_ = memory(weights_desc_, dnnl_cpu_engine());
-      with_dnnl_errors(*this, "weight packing", [&] {
-        dnnl::reorder(source, *packed_weights_).execute(stream_, source, *packed_weights_);
-        stream_.wait();
-      });
+      relay_at_creation(*this, "weight packing", source, *packed_weights_, stream_);
       problem_.constant_weights = nullptr;  // the host tensor is valid at creation only
     }
     std::size_t end = 0;

@@ -89,6 +89,15 @@ dnnl::memory RelaidWeights::in(dnnl::memory packed, const dnnl::memory::desc& la
   return copy;
 }
 
+void relay_at_creation(const OpKernel& kernel, const char* what, dnnl::memory& source, dnnl::memory& packed,
+                       dnnl::stream& stream) {
+  const KernelThreadsScope one_thread(1);
+  with_dnnl_errors(kernel, what, [&] {
+    dnnl::reorder(source, packed).execute(stream, source, packed);
+    stream.wait();
+  });
+}
+
 dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }

@@ -87,6 +87,15 @@ class WorkspaceRegion {
   std::shared_ptr<void> own_;
 };
 
+// Re-lays `source` into `packed` once, at kernel creation, on the calling thread alone: the
+// loading thread must not open an OpenMP team of its own. libgomp keeps a thread's team for the
+// thread's life and counts its threads with every stream's; once they outnumber the cores, every
+// team's idle threads stop spinning and sleep at each barrier, which made 2 threads slower than 1
+// (docs/cpu-threads.md, "Only stream threads open teams"). A dnnl::error becomes an Error naming
+// `kernel` and `what`.
+void relay_at_creation(const OpKernel& kernel, const char* what, dnnl::memory& source, dnnl::memory& packed,
+                       dnnl::stream& stream);
+
 // Weights packed once, at load, in the layout of the primitive created then, and copies of them in
 // the layouts that primitives for other thread counts pick (the library chooses its packing per
 // thread count): each made on the first run that needs it, by an exact reorder from the first.

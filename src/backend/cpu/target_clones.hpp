@@ -8,7 +8,14 @@
     defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define LOOM_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+// Also an AVX-512 (x86-64-v4) clone, for code whose bits cannot depend on the clone: built
+// without floating-point contraction (vector_math.cpp), each element is the same sequence of IEEE
+// operations at any vector width.
+#define LOOM_CPU_CLONES_WITH_AVX512 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
+#endif
+#ifndef LOOM_CPU_CLONES_WITH_AVX512
+#define LOOM_CPU_CLONES_WITH_AVX512
 #endif
 #ifndef LOOM_CPU_CLONES
 #define LOOM_CPU_CLONES

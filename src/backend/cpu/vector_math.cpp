@@ -78,12 +78,12 @@ inline float erf_element(float x) {
 
 }  // namespace
 
-LOOM_CPU_CLONES
+LOOM_CPU_CLONES_WITH_AVX512
 void sigmoid_array(const float* x, float* y, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) y[i] = sigmoid_element(x[i]);
 }
 
-LOOM_CPU_CLONES
+LOOM_CPU_CLONES_WITH_AVX512
 void erf_array(const float* x, float* y, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) y[i] = erf_element(x[i]);
 }

@@ -23,6 +23,7 @@ using dnnl::memory;
 struct ConvProblem {
   memory::dims src, weights, bias, dst, strides, dilates, pad_begin, pad_end;
   bool has_bias = false;
+  double flops = 0;  // multiply-adds counted twice, for dnnl_threads()
 };
 
 ConvProblem conv_problem(const KernelSpec& spec, const ConvGeometry& conv) {
@@ -36,6 +37,9 @@ ConvProblem conv_problem(const KernelSpec& spec, const ConvGeometry& conv) {
     p.weights.insert(p.weights.begin(), conv.group);
   }
   p.has_bias = conv.has_bias;
+  double per_output = 2.0 * static_cast<double>(conv.in_channels / conv.group);
+  for (std::size_t i = 0; i < w.rank(); ++i) per_output *= static_cast<double>(w.kernel[i]);
+  p.flops = per_output * static_cast<double>(spec.outputs[0].shape.numel());
   p.bias = {conv.out_channels};
   for (std::size_t i = 0; i < w.rank(); ++i) {
     p.strides.push_back(w.stride[i]);
@@ -109,6 +113,7 @@ class DnnlConvKernel final : public OpKernel {
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
                 Stream&) override {
     float* y = static_cast<float*>(outputs[fused_ ? fused_->output_slot : 0]);
+    const KernelThreadsScope threads(dnnl_threads(problem_.flops));
     with_dnnl_errors(*this, "convolution", [&] {
       Primitives& p = primitives_for_this_thread();
       p.user_src.set_data_handle(const_cast<void*>(inputs[0]));
@@ -213,6 +218,7 @@ std::unique_ptr<OpKernel> make_dnnl_conv_kernel(const KernelSpec& spec, const Fu
   const ConvGeometry conv = parse_conv(spec);  // invalid nodes throw here, as with our own kernel
   if (conv.window.rank() > 3) return nullptr;
   const ConvProblem problem = conv_problem(spec, conv);
+  const KernelThreadsScope threads(dnnl_threads(problem.flops));  // the primitive its runs will use
   const std::size_t epilogue_ops = fused ? fused->epilogue.ops.size() : 0;
   const dnnl::memory::dims result = problem.dst;
   const auto operand_dims = [&](const Shape& operand) { return broadcast_dims(operand, result); };

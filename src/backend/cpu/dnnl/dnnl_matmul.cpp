@@ -28,6 +28,7 @@ struct MatMulProblem {
   bool bias_from_first_op = false;  // epilogue.ops[0] is a per-column constant added as the bias
   std::size_t output_slot = 0;
   const Tensor* constant_weights = nullptr;  // the initializer B, to pack once
+  double flops = 0;                          // multiply-adds counted twice, for dnnl_threads()
 };
 
 // Whether `operand` varies along the last axis only (a bias).
@@ -79,6 +80,7 @@ class DnnlMatMulKernel final : public OpKernel {
   void run_impl(std::span<const void* const> inputs, std::span<void* const> outputs, void* workspace,
                 Stream&) override {
     float* y = static_cast<float*>(outputs[problem_.output_slot]);
+    const KernelThreadsScope threads(dnnl_threads(problem_.flops));
     with_dnnl_errors(*this, "matmul", [&] {
       Primitives& p = primitives_for_this_thread();
       p.src.set_data_handle(const_cast<void*>(inputs[0]));
@@ -157,6 +159,7 @@ std::unique_ptr<OpKernel> create(const KernelSpec& run, MatMulProblem problem,
   }
   const std::size_t first_post_op = problem.bias_from_first_op ? 1 : 0;
   const std::size_t remaining = epilogue.ops.size() - first_post_op;
+  const KernelThreadsScope threads(dnnl_threads(problem.flops));  // the primitive its runs will use
   for (std::size_t most = remaining + 1; most-- > 0;) {
     DnnlPostOps post_ops = dnnl_post_ops(epilogue, first_post_op, most, operand_dims);
     if (post_ops.count < most) continue;
@@ -220,6 +223,7 @@ std::unique_ptr<OpKernel> make_dnnl_matmul_kernel(const KernelSpec& spec, const 
     if (g.b_batch.numel() != 1) p.constant_weights = nullptr;  // packing a batched B: not measured, not done
     operand_dims = [result = p.result](const Shape& operand) { return broadcast_dims(operand, result); };
   }
+  p.flops = 2.0 * static_cast<double>(p.output_shape.numel()) * static_cast<double>(g.k);
   return create(run_spec(spec, fused), std::move(p), operand_dims);
 }
 
@@ -246,6 +250,7 @@ std::unique_ptr<OpKernel> make_dnnl_gemm_kernel(const KernelSpec& spec, const Fu
     p.epilogue.ops.insert(p.epilogue.ops.end(), fused->epilogue.ops.begin(), fused->epilogue.ops.end());
     p.output_slot = fused->output_slot;
   }
+  p.flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   const memory::dims result = p.result;
   return create(run_spec(spec, fused), std::move(p),
                 [result](const Shape& operand) { return broadcast_dims(operand, result); });

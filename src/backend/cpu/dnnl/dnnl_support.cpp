@@ -89,6 +89,13 @@ dnnl::memory RelaidWeights::in(dnnl::memory packed, const dnnl::memory::desc& la
   return copy;
 }
 
+int dnnl_threads(double flops) noexcept {
+  const int threads = kernel_threads();
+  const double by_work = flops / kDnnlFlopsPerThread;
+  if (threads <= 1 || by_work < 2.0) return 1;
+  return by_work >= threads ? threads : static_cast<int>(by_work);
+}
+
 void relay_at_creation(const OpKernel& kernel, const char* what, dnnl::memory& source, dnnl::memory& packed,
                        dnnl::stream& stream) {
   const KernelThreadsScope one_thread(1);

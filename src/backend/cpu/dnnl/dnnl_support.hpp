@@ -57,6 +57,15 @@ void bind_post_op_operands(const DnnlPostOps& post_ops, const dnnl::engine& engi
 void set_post_op_operands(const DnnlPostOps& post_ops, std::span<const void* const> inputs,
                           std::vector<dnnl::memory>& memories);
 
+// Threads a oneDNN primitive of `flops` floating-point operations runs on: the calling thread's
+// count (kernel_threads()), or fewer, at least kDnnlFlopsPerThread each, as parallel_for keeps small
+// loops on one thread. A fork wakes the team's idle threads, which then spin after the join (libgomp's
+// default wait policy): on a tiny product that costs more than it saves, and takes the cores the
+// process's other threads need (docs/cpu-threads.md). Kernels create and run their primitives under
+// KernelThreadsScope(dnnl_threads(flops)).
+constexpr double kDnnlFlopsPerThread = 1e6;
+int dnnl_threads(double flops) noexcept;
+
 // The primitives for the calling thread's thread count (kernel_threads(): the OpenMP count its
 // stream set), made by `build(threads)` on its first run with that count: oneDNN fixes a
 // primitive's thread count when it is created, and reads no process-wide setting that another

@@ -52,7 +52,14 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
     request_arena_bytes_ = resume_state_offset_ + plan::align_up(resume_state);
   }
 
-  upload_weights(pool, shares_with);
+  if (shares_with) {
+    // Not on the shared stream: the dispatcher may be running, or capturing a graph of, a Step of
+    // another shape there while this plan is made on a submitting thread.
+    const std::unique_ptr<backend::Stream> upload = device.create_stream(0);
+    upload_weights(pool, shares_with, *upload);
+  } else {
+    upload_weights(pool, nullptr, *stream_);
+  }
 
   info_.name = name_;
   info_.compute_dtype = plan_.compute_dtype;
@@ -82,7 +89,7 @@ bool same_tensor(const Tensor& a, const Tensor& b) {
 
 // Weights: one block, converted to the device dtype, uploaded once. A weight the shared plan
 // holds already (same name and contents) is read from its block instead.
-void LoadedModel::upload_weights(MemoryPool& pool, const LoadedModel* shares_with) {
+void LoadedModel::upload_weights(MemoryPool& pool, const LoadedModel* shares_with, backend::Stream& upload) {
   weight_addresses_.assign(plan_.values.size(), nullptr);
   struct Own {
     std::size_t id;
@@ -118,8 +125,8 @@ void LoadedModel::upload_weights(MemoryPool& pool, const LoadedModel* shares_wit
     std::memcpy(staging.data() + w.offset, converted.data(), converted.bytes());
     weight_addresses_[w.id] = static_cast<std::byte*>(weights_.get()) + w.offset;
   }
-  stream_->copy_to_device(weights_.get(), staging.data(), staging.size());
-  stream_->synchronize();
+  upload.copy_to_device(weights_.get(), staging.data(), staging.size());
+  upload.synchronize();
 }
 
 void LoadedModel::raise_request_arena_bytes(std::uint64_t bytes) noexcept {

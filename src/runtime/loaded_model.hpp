@@ -166,7 +166,7 @@ class LoadedModel {
   backend::KernelSpec kernel_spec(std::size_t node, int persistent_grid_max_sms) const;
   backend::FusionCandidate fusion_candidate(std::size_t step, int persistent_grid_max_sms) const;
   void create_kernels(backend::Backend& device, int persistent_grid_max_sms, KernelFusion fusion);
-  void upload_weights(MemoryPool& pool, const LoadedModel* shares_with);
+  void upload_weights(MemoryPool& pool, const LoadedModel* shares_with, backend::Stream& upload);
   void launch_step(std::size_t step, void* arena);
   bool launch_step_from(std::size_t step, void* arena, StepCursor& cursor, const volatile std::int32_t* pause);
 };

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "loom/executor.hpp"
+#include "runtime/executor_test_hooks.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
 #include "backend/open_backend.hpp"
@@ -178,6 +180,58 @@ TEST(ShapePlans, RunsWithCpuStreamShares) {
     expect_same(futures[i].get(), fixed_shape_outputs(seq, inputs[i]), "seq " + std::to_string(seq));
     ++i;
   }
+}
+
+// An urgent request of one size arrives right after the first Step of a normal request of another
+// size, on the same model: the normal one pauses at that cancellation point and resumes on its own
+// shape's plan; both equal their fixed-shape references.
+TEST(ShapePlans, APausedRequestResumesOnItsOwnShapesPlan) {
+  ExecutorOptions options = cpu_options();
+  options.cancellation_interval_us = 0;  // every boundary is a cancellation point
+  options.record_timeline = true;
+  const auto long_in = inputs_for(11, 5), urgent_in = inputs_for(3, 6);
+  std::mutex mutex;
+  bool fired = false;
+  std::vector<std::string> order;
+  std::promise<Outputs> long_done, urgent_done;
+  auto completion = [&](std::promise<Outputs>& done, std::string name) {
+    return [&done, &order, &mutex, name](std::exception_ptr error, Outputs outputs) {
+      {
+        std::lock_guard lock(mutex);
+        order.push_back(name);
+      }
+      if (error)
+        done.set_exception(error);
+      else
+        done.set_value(std::move(outputs));
+    };
+  };
+  Executor* executor = nullptr;
+  runtime::ExecutorTestHooks hooks;
+  hooks.after_step = [&](const std::string&, std::size_t launched) -> std::uint64_t {
+    std::lock_guard lock(mutex);
+    if (fired || launched != 1) return 0;
+    fired = true;
+    RequestOptions urgent;
+    urgent.priority = Priority::urgent;
+    executor->submit("symbolic", urgent_in, Callback(completion(urgent_done, "urgent")), urgent);
+    return 2;  // hold the dispatcher until the urgent request reached it
+  };
+  auto owned = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
+  executor = owned.get();
+  executor->load(symbolic_model(), ranged(1, 4, 12));
+  ASSERT_GE(executor->model_info("symbolic").steps.size(), 2u);
+  executor->submit("symbolic", long_in, Callback(completion(long_done, "long")));
+  const Outputs long_out = long_done.get_future().get();
+  const Outputs urgent_out = urgent_done.get_future().get();
+  expect_same(long_out, fixed_shape_outputs(11, long_in), "paused request, seq 11");
+  expect_same(urgent_out, fixed_shape_outputs(3, urgent_in), "urgent request, seq 3");
+  EXPECT_EQ(order, (std::vector<std::string>{"urgent", "long"}));
+  std::vector<std::string> actions;
+  for (const auto& e : executor->timeline().events())
+    if (e.category == "preempt" && e.args.at("request") == "0") actions.push_back(e.args.at("action"));
+  EXPECT_EQ(actions, (std::vector<std::string>{"pause", "resume"}));
+  EXPECT_GE(executor->stats().preemptions, 1u);
 }
 
 TEST(ShapePlans, SubmitRefusesSizesOutsideTheRangeOrInconsistent) {

@@ -93,26 +93,30 @@ void LoadedModel::upload_weights(MemoryPool& pool, const LoadedModel* shares_wit
   weight_addresses_.assign(plan_.values.size(), nullptr);
   struct Own {
     std::size_t id;
-    const Tensor* tensor;
+    const Tensor* tensor;  // null: a weight value without an initializer, left zero
     std::uint64_t offset;
   };
   std::vector<Own> own;
   std::uint64_t bytes = 0;
-  for (const auto& [wname, tensor] : plan_.model.initializers) {
-    const auto id = static_cast<std::size_t>(plan_.value_ids.at(wname));
+  // Every weight the plan laid out (so an unshared plan's block is plan().weight_bytes), in its order.
+  for (std::size_t id = 0; id < plan_.values.size(); ++id) {
     const auto& v = plan_.values[id];
-    if (shares_with) {
+    if (v.alias_of >= 0 || v.storage != plan::Storage::weight) continue;
+    const auto initializer = plan_.model.initializers.find(v.name);
+    const Tensor* tensor = initializer == plan_.model.initializers.end() ? nullptr : &initializer->second;
+    if (shares_with && tensor) {
       const auto& other = shares_with->plan_;
-      const auto shared_id = other.value_ids.find(wname);
-      const auto shared_tensor = other.model.initializers.find(wname);
+      const auto shared_id = other.value_ids.find(v.name);
+      const auto shared_tensor = other.model.initializers.find(v.name);
       if (shared_id != other.value_ids.end() && shared_tensor != other.model.initializers.end() &&
           other.values[static_cast<std::size_t>(shared_id->second)].dtype == v.dtype &&
-          same_tensor(shared_tensor->second, tensor)) {
+          shares_with->weight_addresses_[static_cast<std::size_t>(shared_id->second)] &&
+          same_tensor(shared_tensor->second, *tensor)) {
         weight_addresses_[id] = shares_with->weight_addresses_[static_cast<std::size_t>(shared_id->second)];
         continue;
       }
     }
-    own.push_back({id, &tensor, bytes});
+    own.push_back({id, tensor, bytes});
     bytes += plan::align_up(v.bytes);
   }
   own_weight_bytes_ = bytes;
@@ -120,10 +124,11 @@ void LoadedModel::upload_weights(MemoryPool& pool, const LoadedModel* shares_wit
   weights_ = pool.acquire(bytes);
   std::vector<std::byte> staging(bytes);
   for (const Own& w : own) {
+    weight_addresses_[w.id] = static_cast<std::byte*>(weights_.get()) + w.offset;
+    if (!w.tensor) continue;
     const auto& v = plan_.values[w.id];
     const Tensor converted = w.tensor->dtype() == v.dtype ? *w.tensor : w.tensor->to(v.dtype);
     std::memcpy(staging.data() + w.offset, converted.data(), converted.bytes());
-    weight_addresses_[w.id] = static_cast<std::byte*>(weights_.get()) + w.offset;
   }
   upload.copy_to_device(weights_.get(), staging.data(), staging.size());
   upload.synchronize();

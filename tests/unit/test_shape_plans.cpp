@@ -321,6 +321,7 @@ TEST(ShapePlans, AnotherShapesPlanSharesTheWeightsAndStream) {
   EXPECT_EQ(other.address(w_other, nullptr), opt.address(w_opt, nullptr));
   EXPECT_EQ(&other.stream(), &opt.stream());
   EXPECT_EQ(opt.own_weight_bytes(), opt.info().weight_bytes);
+  EXPECT_EQ(opt.own_weight_bytes(), opt.plan().weight_bytes);  // a plan sharing nothing uploads all
   // Every weight but W is a constant folded for the plan's own size (the Reshape targets, the
   // positions): those, and only those, the other plan uploads itself.
   std::uint64_t folded = 0;

@@ -131,12 +131,19 @@ DimSizes ShapePlans::sizes_of(const std::vector<Tensor>& inputs) const {
 
 LoadedModel& ShapePlans::plan_for(const DimSizes& sizes) {
   if (sizes == opt_sizes(ranges_)) return opt_plan_;
-  std::lock_guard lock(mutex_);
-  auto it = plans_.find(sizes);
-  if (it != plans_.end()) return *it->second;
+  const auto find = [&]() -> LoadedModel* {
+    std::lock_guard lock(mutex_);
+    const auto it = plans_.find(sizes);
+    return it == plans_.end() ? nullptr : it->second.get();
+  };
+  if (LoadedModel* made = find()) return *made;
+  // One plan made at a time; requests for shapes planned before do not wait for it.
+  std::lock_guard making(making_mutex_);
+  if (LoadedModel* made = find()) return *made;  // made by another thread meanwhile
   std::unique_ptr<LoadedModel> plan = make_(sizes);
   plan->raise_request_arena_bytes(arena_bytes_);
   arena_bytes_ = std::max(arena_bytes_, plan->request_arena_bytes());
+  std::lock_guard lock(mutex_);
   return *plans_.emplace(sizes, std::move(plan)).first->second;
 }
 

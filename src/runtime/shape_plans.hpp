@@ -39,7 +39,7 @@ class ShapePlans {
   // `declared`: the model's inputs as given (with dim_params); `opt_plan`: the plan at the ranges'
   // opt sizes, owned by the caller and outliving this object. Makes the plan at the max sizes now
   // and gives the opt plan its arena size (call before any request can reach the opt plan).
-  // `make` is called under this object's lock, one shape at a time.
+  // `make` is called one shape at a time.
   ShapePlans(std::string name, std::vector<ValueInfo> declared, std::map<std::string, DimRange> ranges,
              LoadedModel& opt_plan, MakePlan make);
 
@@ -51,7 +51,8 @@ class ShapePlans {
 
   // The plan for `sizes`: the one made before, else a new one (made now and kept), its arena raised
   // to the largest made before it (the max plan's, unless a plan's arena is not monotone in the
-  // sizes). Thread-safe.
+  // sizes). Thread-safe: while one thread makes a plan, others find the plans made before it
+  // without waiting, and wait only to make one.
   LoadedModel& plan_for(const DimSizes& sizes);
 
   const std::map<std::string, DimRange>& ranges() const noexcept { return ranges_; }
@@ -64,8 +65,9 @@ class ShapePlans {
   std::map<std::string, DimRange> ranges_;
   LoadedModel& opt_plan_;
   MakePlan make_;
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;                                // guards plans_
   std::map<DimSizes, std::unique_ptr<LoadedModel>> plans_;  // every shape's but opt's
+  std::mutex making_mutex_;                                 // one plan made at a time; guards arena_bytes_
   std::uint64_t arena_bytes_ = 0;                           // the largest plan's request arena
 };
 

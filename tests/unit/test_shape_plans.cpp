@@ -5,6 +5,8 @@
 
 #include <future>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -143,6 +145,38 @@ TEST(ShapePlans, RequestsOfSeveralSizesInOneExecutorEqualFixedShapeLoads) {
   // Plans reused per shape: opt 4 and max 12 from load, then 1, 7 and 3.
   EXPECT_EQ(executor.model_info("symbolic").shape_plans, 5u);
   EXPECT_EQ(executor.stats().requests_completed, sizes.size());
+}
+
+// Client threads submitting at once, new and planned shapes mixed: plans made on several threads,
+// one at a time, each request on its own shape's plan.
+TEST(ShapePlans, ConcurrentClientsOfManyShapes) {
+  Executor executor(cpu_options());
+  executor.load(symbolic_model(), ranged(1, 6, 10));
+  constexpr int kClients = 4;
+  std::vector<std::vector<std::int64_t>> sizes(kClients);
+  std::vector<std::vector<std::vector<Tensor>>> inputs(kClients);
+  std::vector<std::vector<Outputs>> outputs(kClients);
+  for (int c = 0; c < kClients; ++c)
+    for (int k = 0; k < 5; ++k) {
+      sizes[c].push_back(1 + (c * 3 + k * 2) % 10);
+      inputs[c].push_back(inputs_for(sizes[c].back(), static_cast<std::uint64_t>(1000 + c * 10 + k)));
+    }
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c)
+    clients.emplace_back([&, c] {
+      std::vector<std::future<Outputs>> futures;
+      for (const auto& in : inputs[c]) futures.push_back(executor.submit("symbolic", in));
+      for (auto& f : futures) outputs[c].push_back(f.get());
+    });
+  for (auto& t : clients) t.join();
+  std::set<std::int64_t> distinct = {6, 10};  // opt and max, made at load
+  for (int c = 0; c < kClients; ++c)
+    for (std::size_t k = 0; k < sizes[c].size(); ++k) {
+      distinct.insert(sizes[c][k]);
+      expect_same(outputs[c][k], fixed_shape_outputs(sizes[c][k], inputs[c][k]),
+                  "client " + std::to_string(c) + ", seq " + std::to_string(sizes[c][k]));
+    }
+  EXPECT_EQ(executor.model_info("symbolic").shape_plans, distinct.size());
 }
 
 TEST(ShapePlans, EveryRequestGetsTheMaxPlansArena) {

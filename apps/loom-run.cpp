@@ -31,14 +31,16 @@ constexpr int kCheckFailed = 3;
 
 struct RunOptions {
   std::string onnx;
-  std::string input_dir;
-  std::string output_dir;
+  // One request per --input-dir, its outputs into the --output-dir at the same position.
+  std::vector<std::string> input_dirs;
+  std::vector<std::string> output_dirs;
   std::string device = "auto";
   bool check = false;
   double rtol = 1e-4;
   double atol = 1e-5;
   std::vector<std::string> shapes;
   std::vector<std::string> dims;
+  std::vector<std::string> dim_ranges;  // LoadOptions::dim_ranges
   std::size_t iterations = 1;
   int persistent_grid_max_sms = 0;  // LoadOptions::persistent_grid_max_sms
   std::size_t threads = 0;          // ExecutorOptions::cpu_threads
@@ -135,8 +137,10 @@ std::vector<loom::Tensor> read_inputs(const loom::Model& model, const fs::path& 
   return inputs;
 }
 
+// With --dim-range the ranged dims stay open at load (each request's files give their sizes);
+// without, the first request's files bind every symbolic dim.
 loom::OptimizeOptions bindings(const RunOptions& options, const loom::Model& model,
-                               const std::vector<loom::Tensor>& inputs) {
+                               const std::vector<loom::Tensor>& inputs, bool ranged) {
   loom::OptimizeOptions optimize;
   optimize.input_shapes = cli::parse_shape_bindings(options.shapes, "--shapes");
   optimize.dim_values = cli::parse_dim_bindings(options.dims, "--dims");
@@ -149,6 +153,7 @@ loom::OptimizeOptions bindings(const RunOptions& options, const loom::Model& mod
       throw cli::UsageError("--shapes: input '" + name + "' is " + shape.to_string() + " there but " +
                             given.to_string() + " in its file");
   }
+  if (ranged) return optimize;
   // The files decide every input's shape, and so every symbolic dim the inputs carry.
   for (std::size_t i = 0; i < model.inputs.size(); ++i) optimize.input_shapes[model.inputs[i].name] = inputs[i].shape();
   return optimize;
@@ -199,21 +204,75 @@ void write_placement_report(const loom::ModelInfo& info, const std::string& path
               scalar, info.placement.library.c_str(), counts.c_str(), path.c_str());
 }
 
+// Writes one request's outputs as output_<i>.pb into `dir` and prints them.
+void write_outputs(const loom::Outputs& outputs, const loom::ModelInfo& info, const fs::path& out_dir) {
+  if (outputs.size() != info.outputs.size())
+    throw loom::Error(loom::ErrorCode::internal, "the model returned " + std::to_string(outputs.size()) +
+                                                     " outputs, its info lists " + std::to_string(info.outputs.size()));
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (!fs::is_directory(out_dir)) throw cli::UsageError("--output-dir: cannot create '" + out_dir.string() + "'");
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const fs::path path = out_dir / ("output_" + std::to_string(i) + ".pb");
+    loom::write_tensor_pb(path.string(), outputs[i], info.outputs[i].name);
+    std::printf("  out  output_%zu %s %s %s\n", i, info.outputs[i].name.c_str(), outputs[i].shape().to_string().c_str(),
+                std::string(loom::dtype_name(outputs[i].dtype())).c_str());
+  }
+  std::printf("Wrote %zu output(s) to %s\n", outputs.size(), out_dir.string().c_str());
+}
+
+// --check: `outputs` against the CPU backend's for the same inputs. Returns the outputs beyond
+// tolerance.
+std::size_t check_against_cpu(const RunOptions& options, loom::Executor& cpu, const std::string& name,
+                              const loom::ModelInfo& info, const std::vector<loom::Tensor>& inputs,
+                              const loom::Outputs& outputs, bool run_was_on_cpu) {
+  const loom::Outputs reference = run_model(cpu, name, inputs, 1, nullptr);
+  std::printf("Check against the CPU backend (fails where |out - cpu| > %g + %g * |cpu|)%s:\n", options.atol,
+              options.rtol,
+              run_was_on_cpu ? "; the run itself was on the CPU, so this only shows it is repeatable" : "");
+  std::printf("  %-24s %-16s %12s %12s  %s\n", "output", "shape", "max abs", "max rel", "result");
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& output = info.outputs[i].name;
+    if (outputs[i].dtype() != reference[i].dtype() || outputs[i].shape() != reference[i].shape()) {
+      std::printf("  %-24s %-16s %12s %12s  FAIL (cpu gives %s %s)\n", output.c_str(),
+                  outputs[i].shape().to_string().c_str(), "-", "-", reference[i].shape().to_string().c_str(),
+                  std::string(loom::dtype_name(reference[i].dtype())).c_str());
+      ++failed;
+      continue;
+    }
+    const loom::TensorDifference d =
+        loom::compare_tensors(outputs[i], reference[i], loom::DebugTolerance{options.atol, options.rtol});
+    std::printf("  %-24s %-16s %12.4g %12.4g  %s\n", output.c_str(), outputs[i].shape().to_string().c_str(), d.max_abs,
+                d.max_rel, d.beyond ? ("FAIL (" + std::to_string(d.beyond) + " elements)").c_str() : "ok");
+    if (d.beyond) ++failed;
+  }
+  return failed;
+}
+
 int run(const RunOptions& options) {
   if (options.list_devices) return list_devices();
-  for (const auto& [flag, value] : {std::pair{"--onnx", &options.onnx}, std::pair{"--input-dir", &options.input_dir},
-                                    std::pair{"--output-dir", &options.output_dir}})
-    if (value->empty()) throw cli::UsageError(std::string(flag) + " is required (see --help)");
+  if (options.onnx.empty()) throw cli::UsageError("--onnx is required (see --help)");
+  if (options.input_dirs.empty()) throw cli::UsageError("--input-dir is required (see --help)");
+  if (options.output_dirs.empty()) throw cli::UsageError("--output-dir is required (see --help)");
+  if (options.output_dirs.size() != options.input_dirs.size())
+    throw cli::UsageError("--output-dir: given " + std::to_string(options.output_dirs.size()) + " time(s) for " +
+                          std::to_string(options.input_dirs.size()) + " --input-dir(s); give one per --input-dir");
   // Flag mistakes first, so that they do not wait for a large model to load.
   cli::parse_shape_bindings(options.shapes, "--shapes");
   cli::parse_dim_bindings(options.dims, "--dims");
+  const auto dim_ranges = cli::parse_dim_ranges(options.dim_ranges, "--dim-range");
+  if (options.input_dirs.size() > 1 && dim_ranges.empty())
+    std::printf("Note: several --input-dirs without --dim-range: every request must have the first one's shapes\n");
 
   const loom::Model model = loom::load_onnx(options.onnx);
-  const std::vector<loom::Tensor> inputs = read_inputs(model, options.input_dir);
+  std::vector<std::vector<loom::Tensor>> requests;
+  for (const auto& dir : options.input_dirs) requests.push_back(read_inputs(model, dir));
   loom::LoadOptions load;
   load.name = fs::path(options.onnx).stem().string();
   if (load.name.empty()) load.name = "model";
-  load.optimize = bindings(options, model, inputs);
+  load.optimize = bindings(options, model, requests.front(), !dim_ranges.empty());
+  load.dim_ranges = dim_ranges;
   load.persistent_grid_max_sms = options.persistent_grid_max_sms;
 
   loom::ExecutorOptions executor_options;
@@ -231,32 +290,29 @@ int run(const RunOptions& options) {
   std::printf("Model:   %s (%zu Steps, %.2f MB weights)\nDevice:  %s (backend %s)\n", options.onnx.c_str(),
               info.steps.size(), info.weight_bytes / 1e6, executor.device_name().c_str(),
               executor.backend_name().c_str());
+  for (const auto& [dim, range] : info.dim_ranges)
+    std::printf("  dim  %s %lld..%lld, planned at opt %lld; arenas sized for max (%.2f MB)\n", dim.c_str(),
+                static_cast<long long>(range.min), static_cast<long long>(range.max), static_cast<long long>(range.opt),
+                info.activation_bytes / 1e6);
   for (std::size_t i = 0; i < info.inputs.size(); ++i)
     std::printf("  in   input_%zu  %s %s %s\n", i, info.inputs[i].name.c_str(),
                 info.inputs[i].shape.to_string().c_str(), std::string(loom::dtype_name(info.inputs[i].dtype)).c_str());
   if (!options.placement_report.empty()) write_placement_report(info, options.placement_report);
 
-  std::vector<double> times_ms;
-  const loom::Outputs outputs = run_model(executor, load.name, inputs, options.iterations, &times_ms);
-  executor.shutdown();
-  if (outputs.size() != info.outputs.size())
-    throw loom::Error(loom::ErrorCode::internal, "the model returned " + std::to_string(outputs.size()) +
-                                                     " outputs, its info lists " + std::to_string(info.outputs.size()));
-
-  const fs::path out_dir = options.output_dir;
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (!fs::is_directory(out_dir)) throw cli::UsageError("--output-dir: cannot create '" + out_dir.string() + "'");
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const fs::path path = out_dir / ("output_" + std::to_string(i) + ".pb");
-    loom::write_tensor_pb(path.string(), outputs[i], info.outputs[i].name);
-    std::printf("  out  output_%zu %s %s %s\n", i, info.outputs[i].name.c_str(), outputs[i].shape().to_string().c_str(),
-                std::string(loom::dtype_name(outputs[i].dtype())).c_str());
+  std::vector<loom::Outputs> results;
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    std::vector<double> times_ms;
+    results.push_back(run_model(executor, load.name, requests[r], options.iterations, &times_ms));
+    if (requests.size() > 1) std::printf("Request %zu: %s\n", r, options.input_dirs[r].c_str());
+    const double mean = std::accumulate(times_ms.begin(), times_ms.end(), 0.0) / static_cast<double>(times_ms.size());
+    write_outputs(results.back(), info, options.output_dirs[r]);
+    std::printf("Ran %zu iteration(s): min %.3f ms, mean %.3f ms (submit -> outputs on the host)\n", times_ms.size(),
+                *std::min_element(times_ms.begin(), times_ms.end()), mean);
   }
-  const double mean = std::accumulate(times_ms.begin(), times_ms.end(), 0.0) / static_cast<double>(times_ms.size());
-  std::printf("Ran %zu iteration(s): min %.3f ms, mean %.3f ms (submit -> outputs on the host)\n", times_ms.size(),
-              *std::min_element(times_ms.begin(), times_ms.end()), mean);
-  std::printf("Wrote %zu output(s) to %s\n", outputs.size(), out_dir.string().c_str());
+  if (!dim_ranges.empty())
+    std::printf("Shape plans: %zu (opt and max at load, then one per new request shape)\n",
+                executor.model_info(load.name).shape_plans);
+  executor.shutdown();
   const bool diverged = report_divergence(executor.debug_report(), options.debug_inputs);
   if (!options.check) return diverged ? kCheckFailed : 0;
 
@@ -265,41 +321,28 @@ int run(const RunOptions& options) {
   cpu_options.profile = "none";
   loom::Executor cpu(cpu_options);
   cpu.load(model, load);
-  const loom::Outputs reference = run_model(cpu, load.name, inputs, 1, nullptr);
-  cpu.shutdown();
-  std::printf(
-      "Check against the CPU backend (fails where |out - cpu| > %g + %g * |cpu|)%s:\n", options.atol, options.rtol,
-      executor.backend_name() == "cpu" ? "; the run itself was on the CPU, so this only shows it is repeatable" : "");
-  std::printf("  %-24s %-16s %12s %12s  %s\n", "output", "shape", "max abs", "max rel", "result");
-  std::size_t failed = 0;
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const std::string& name = info.outputs[i].name;
-    if (outputs[i].dtype() != reference[i].dtype() || outputs[i].shape() != reference[i].shape()) {
-      std::printf("  %-24s %-16s %12s %12s  FAIL (cpu gives %s %s)\n", name.c_str(),
-                  outputs[i].shape().to_string().c_str(), "-", "-", reference[i].shape().to_string().c_str(),
-                  std::string(loom::dtype_name(reference[i].dtype())).c_str());
-      ++failed;
-      continue;
-    }
-    const loom::TensorDifference d =
-        loom::compare_tensors(outputs[i], reference[i], loom::DebugTolerance{options.atol, options.rtol});
-    std::printf("  %-24s %-16s %12.4g %12.4g  %s\n", name.c_str(), outputs[i].shape().to_string().c_str(), d.max_abs,
-                d.max_rel, d.beyond ? ("FAIL (" + std::to_string(d.beyond) + " elements)").c_str() : "ok");
-    if (d.beyond) ++failed;
+  std::size_t failed = 0, compared = 0;
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    failed +=
+        check_against_cpu(options, cpu, load.name, info, requests[r], results[r], executor.backend_name() == "cpu");
+    compared += results[r].size();
   }
+  cpu.shutdown();
   if (failed) {
     std::fprintf(stderr, "loom-run: check failed: %zu of %zu output(s) differ from the CPU backend beyond tolerance\n",
-                 failed, outputs.size());
+                 failed, compared);
     return kCheckFailed;
   }
-  std::printf("Check passed: %zu output(s) within tolerance\n", outputs.size());
+  std::printf("Check passed: %zu output(s) within tolerance\n", compared);
   return diverged ? kCheckFailed : 0;
 }
 
 const char* kFooter = R"(Input files:
   DIR/input_0.pb, input_1.pb, ... (ONNX TensorProto, as in the ONNX test data) or input_N.npy, one per
   model input in the model's input order. Each input's dtype must be the model's; its shape must
-  match the fixed dims and binds the symbolic ones (batch, sequence_length, ...).
+  match the fixed dims and binds the symbolic ones (batch, sequence_length, ...), the first
+  --input-dir's for all requests; a dim named by --dim-range stays open instead: each request's files
+  give its size, checked against the range.
 Output files:
   OUT/output_0.pb, output_1.pb, ... (TensorProto named after the model's outputs), in output order.
 Debug mode:
@@ -319,6 +362,8 @@ Examples:
   loom-run --onnx model.onnx --input-dir in --output-dir out --device cuda --check --rtol 1e-3
   loom-run --onnx model.onnx --input-dir in --output-dir out --device cuda --debug-compare --debug-inputs bad
   loom-run --onnx yolo.onnx --input-dir in --output-dir out --iterations 20
+  loom-run --onnx minilm.onnx --dim-range sequence_length=1:16:128 --dims batch_size=2 \
+           --input-dir in8 --output-dir out8 --input-dir in64 --output-dir out64
   loom-run --onnx model.onnx --input-dir in --output-dir out --placement-report placement.json \
            --placement-processors cpu:accel,cpu --placement-th1 1 --placement-th2 200
   loom-run --list-devices)";
@@ -336,10 +381,14 @@ int main(int argc, char** argv) {
   try {
     app.set_version_flag("--version", std::string("loom-run ") + loom::version(), "Print the version and exit");
     app.add_option("--onnx", options.onnx, "The ONNX model file (required)")->type_name("FILE");
-    app.add_option("--input-dir", options.input_dir, "Folder holding input_0.pb (or .npy), input_1.pb, ... (required)")
+    app.add_option("--input-dir", options.input_dirs,
+                   "Folder holding input_0.pb (or .npy), input_1.pb, ... (required); repeat it to run several "
+                   "requests in one executor, in order (with --dim-range, of different sizes)")
+        ->allow_extra_args(false)
         ->type_name("DIR");
-    app.add_option("--output-dir", options.output_dir,
-                   "Folder to write output_0.pb, ... into; created if missing (required)")
+    app.add_option("--output-dir", options.output_dirs,
+                   "Folder to write output_0.pb, ... into; created if missing (required); one per --input-dir")
+        ->allow_extra_args(false)
         ->type_name("DIR");
     app.add_option("--device", options.device,
                    "auto (CUDA when a GPU is present, else CPU), cpu, cuda, cuda:N, or cpu:accel (a second CPU "
@@ -368,6 +417,12 @@ int main(int argc, char** argv) {
                    "a dim with no name (written as -1 or left empty) is called INPUT:AXIS, e.g. x:0=8")
         ->delimiter(',')
         ->type_name("NAME=N[,...]");
+    app.add_option("--dim-range", options.dim_ranges,
+                   "Leave a symbolic dim open at load within MIN..MAX (planned at OPT; every request's arena "
+                   "sized for MAX), e.g. sequence_length=1:16:128; each request's files give its size, and a "
+                   "plan per size is made on first use and reused (LoadOptions::dim_ranges)")
+        ->delimiter(',')
+        ->type_name("NAME=MIN:OPT:MAX[,...]");
     app.add_option("--iterations", options.iterations,
                    "Run the model N times and report min/mean latency (outputs of the last run are written)")
         ->check(cli::positive_integer())

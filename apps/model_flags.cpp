@@ -98,6 +98,28 @@ std::map<std::string, std::int64_t> parse_dim_bindings(const std::vector<std::st
   return dims;
 }
 
+std::map<std::string, DimRange> parse_dim_ranges(const std::vector<std::string>& items, const std::string& flag) {
+  std::map<std::string, DimRange> ranges;
+  for (const auto& item : items) {
+    const std::size_t equals = item.rfind('=');
+    const std::string sizes = equals == std::string::npos ? std::string() : item.substr(equals + 1);
+    const std::size_t first = sizes.find(':');
+    const std::size_t second = first == std::string::npos ? std::string::npos : sizes.find(':', first + 1);
+    DimRange range;
+    if (equals == std::string::npos || equals == 0 || second == std::string::npos ||
+        !parse_positive(sizes.substr(0, first), range.min) ||
+        !parse_positive(sizes.substr(first + 1, second - first - 1), range.opt) ||
+        !parse_positive(sizes.substr(second + 1), range.max))
+      throw UsageError(flag + ": expected NAME=MIN:OPT:MAX with whole numbers >= 1, such as seq=1:16:128, got '" +
+                       item + "'");
+    if (range.min > range.opt || range.opt > range.max)
+      throw UsageError(flag + ": '" + item + "': a range needs MIN <= OPT <= MAX");
+    const std::string name = item.substr(0, equals);
+    if (!ranges.emplace(name, range).second) throw UsageError(flag + ": dimension '" + name + "' is given twice");
+  }
+  return ranges;
+}
+
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> parse_input_ranges(const std::vector<std::string>& items,
                                                                                 const std::string& flag) {
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> ranges;

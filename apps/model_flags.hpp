@@ -1,6 +1,7 @@
 // Flags that tools running ONNX models share: input shapes (--shapes), sizes of symbolic
-// dimensions (--dims) and value ranges of integer inputs (--input-range), parsed into the forms
-// OptimizeOptions and Model::metadata take. Every parse error is a cli::UsageError naming the flag.
+// dimensions (--dims), ranges of symbolic dimensions left open at load (--dim-range) and value ranges of integer inputs
+// (--input-range), parsed into the forms OptimizeOptions and Model::metadata take. Every parse error is a
+// cli::UsageError naming the flag.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "loom/model.hpp"
+#include "loom/model_info.hpp"
 #include "loom/tensor.hpp"
 
 namespace loom::cli {
@@ -20,6 +22,10 @@ std::map<std::string, Shape> parse_shape_bindings(const std::vector<std::string>
 
 // "batch=8" items -> sizes of symbolic dimensions by name (>= 1).
 std::map<std::string, std::int64_t> parse_dim_bindings(const std::vector<std::string>& items, const std::string& flag);
+
+// "seq=1:16:128" items -> ranges of symbolic dims by name (LoadOptions::dim_ranges): whole numbers,
+// 1 <= MIN <= OPT <= MAX; a name given twice is an error.
+std::map<std::string, DimRange> parse_dim_ranges(const std::vector<std::string>& items, const std::string& flag);
 
 // "name:lo,hi" items (integers, lo < hi) -> half-open ranges by input name.
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> parse_input_ranges(const std::vector<std::string>& items,

@@ -136,6 +136,17 @@ struct ExecutorOptions {
 struct LoadOptions {
   std::string name;  // default: model.name
   OptimizeOptions optimize;
+  // Symbolic input dims left open until a request arrives, by dim name (ValueInfo::dim_params),
+  // with the sizes requests may give them (docs/placement.md, "Shapes that stay symbolic"). Each
+  // request's sizes are checked at submit; its shape's plan is made on first use (the graph
+  // optimized for those sizes: the shape subgraphs evaluated on the CPU, Steps compiled, kernels
+  // created) and reused by later requests of that shape. Weights are uploaded once, with the plan
+  // at opt; every request's arena is sized for the largest plan. Symbolic dims not named here are
+  // bound as optimize says. load() throws Error(invalid_argument) naming the dim for a name no
+  // input carries, a size < 1, min > opt or opt > max, a dim also bound in optimize, and
+  // Error(unsupported) with pre_process (the transform decides the shapes after submit) or with
+  // ExecutorOptions::debug = compare (one CPU twin per model, not per shape).
+  std::map<std::string, DimRange> dim_ranges;
   // Priority of the model's stream: 0 = normal, higher = more urgent (CUDA stream priorities;
   // the device then favours this model's kernels). Ignored on the CPU.
   int stream_priority = 0;
@@ -192,13 +203,17 @@ class Executor {
   // the compile errors of infer_shapes() and of the backend (unsupported ops).
   void load(const Model& model, std::string name = "");
   // As above, with options. Every model goes through optimize() first; a model with symbolic
-  // input dimensions needs them bound here (or takes OptimizeOptions::default_dim_value).
+  // input dimensions needs them bound here (or takes OptimizeOptions::default_dim_value), or
+  // left open within LoadOptions::dim_ranges.
   void load(const Model& model, const LoadOptions& options);
   std::vector<std::string> models() const;
   ModelInfo model_info(const std::string& name) const;
 
   // Queues a request. Inputs are checked here: a wrong count, dtype or shape, an unknown model or
-  // a call after shutdown() throws loom::Error and nothing is queued. Failures while running
+  // a call after shutdown() throws loom::Error and nothing is queued. For a model loaded with
+  // dim_ranges, a size outside its dim's range, or two inputs giving one dim different sizes, is
+  // Error(shape_mismatch) naming the input, axis, dim and range; the first request of a new shape
+  // makes that shape's plan here, on the calling thread (its errors are thrown here too). Failures while running
   // (e.g. out of memory) arrive through the future. Blocks while the first queue is full.
   std::future<Outputs> submit(const std::string& model, std::vector<Tensor> inputs, RequestOptions options = {});
   // As above, but `done` is called on the post-process thread with an error or the outputs.

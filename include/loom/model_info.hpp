@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,15 @@ struct StepInfo : StepWork {
   bool pausable_inside = false;
 };
 
+// The sizes a symbolic input dimension may take in requests to a loaded model
+// (LoadOptions::dim_ranges), as in a TensorRT optimisation profile: 1 <= min <= opt <= max. The
+// model is planned at opt (what ModelInfo shows) and at max (which sizes every request's arena).
+struct DimRange {
+  std::int64_t min = 1;
+  std::int64_t opt = 1;
+  std::int64_t max = 1;
+};
+
 // A loaded model (Executor::model_info()).
 struct ModelInfo {
   std::string name;
@@ -65,6 +75,14 @@ struct ModelInfo {
   // Where each node would run and why (LoadOptions::placement, docs/placement.md). Advisory: the
   // executor still runs every Step on its own device.
   ModelPlacement placement;
+  // Symbolic dims left open at load (LoadOptions::dim_ranges), by name; empty when every dim was
+  // bound at load. With ranges, inputs, outputs, steps, placement and the byte figures above are
+  // those of the plan at each range's opt size, except activation_bytes, the arena every request
+  // gets whatever its shape (the largest plan's: docs/placement.md, "Shapes that stay symbolic").
+  std::map<std::string, DimRange> dim_ranges;
+  // Per-shape plans made so far (the opt and max plans at load, then one per new request shape);
+  // 1 for a model without ranges.
+  std::size_t shape_plans = 1;
 };
 
 }  // namespace loom

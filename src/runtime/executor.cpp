@@ -180,10 +180,39 @@ void Executor::Impl::check_inputs(const runtime::LoadedModel& model, const std::
   }
 }
 
+runtime::LoadedModel& Executor::Impl::plan_for(const std::string& name, const std::vector<Tensor>& inputs) {
+  auto& model = find(name);
+  runtime::ShapePlans* plans = nullptr;
+  {
+    std::shared_lock lock(models_mutex);
+    const auto it = shape_plans.find(name);
+    if (it != shape_plans.end()) plans = it->second.get();
+  }
+  return plans ? plans->plan_for(plans->sizes_of(inputs)) : model;
+}
+
+void Executor::Impl::prepare_plan(runtime::LoadedModel& loaded) const {
+  loaded.apply_profile(profile);
+  loaded.set_graphs_enabled(options.cuda_graphs);
+  loaded.set_op_ranges(options.nvtx_op_ranges);
+  // Cancellation points from each Step's estimated time: its measured time when the profile has
+  // one, else the roofline estimate max(compute, memory) (the two resources overlap).
+  const auto& steps = loaded.info().steps;
+  std::vector<double> step_us;
+  std::vector<std::uint64_t> live_bytes;
+  for (const auto& step : steps) {
+    step_us.push_back(step.measured_us > 0 ? step.measured_us : std::max(step.compute_us, step.memory_us));
+    live_bytes.push_back(step.live_bytes_after);
+  }
+  loaded.set_cancellation_points(sched::choose_cancellation_points(
+      step_us, live_bytes, {options.cancellation_interval_us, options.cancellation_max_live_bytes}));
+}
+
 void Executor::Impl::enqueue(const std::string& name, std::vector<Tensor> inputs, TimedCallback done,
                              RequestOptions options) {
   if (!accepting) throw Error(ErrorCode::shutdown, "the executor is shut down; request for '" + name + "' refused");
-  auto& model = find(name);
+  // A model with dim_ranges has load refuse pre_process, so its inputs here are the model's own.
+  auto& model = plan_for(name, inputs);
   const LoadOptions* load = nullptr;
   runtime::ModelCounters* counters = nullptr;
   {
@@ -250,9 +279,24 @@ void Executor::load(const Model& original, const LoadOptions& options) {
     if (impl_->models.count(name))
       throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
   }
+  const bool ranged = !options.dim_ranges.empty();
+  if (ranged) {
+    runtime::check_dim_ranges(original, options, name);
+    if (options.pre_process)
+      throw Error(ErrorCode::unsupported, "load '" + name +
+                                              "': dim_ranges with a pre_process transform: the plan of a request "
+                                              "is chosen from its shapes at submit, before the transform runs");
+    if (impl_->debug_compare)
+      throw Error(ErrorCode::unsupported, "load '" + name +
+                                              "': dim_ranges under debug = compare: the CPU reference is one twin "
+                                              "per model, not per shape; load with fixed shapes to compare");
+  }
   trace::ScopedRange range("load " + name);
   OptimizeReport optimized;
-  const Model model = optimize(original, options.optimize, &optimized);
+  // With ranges, the plan at opt is the model's plan: what model_info() shows.
+  const Model model = optimize(
+      original, ranged ? runtime::bind_dim_sizes(options, runtime::opt_sizes(options.dim_ranges)) : options.optimize,
+      &optimized);
   // Where each node would run (docs/placement.md); recorded, not yet executed elsewhere.
   ModelPlacement placement;
   if (options.placement.enabled) {
@@ -268,30 +312,32 @@ void Executor::load(const Model& original, const LoadOptions& options) {
     }
   }
   std::unique_lock lock(impl_->models_mutex);
-  auto loaded = std::make_unique<runtime::LoadedModel>(
-      model, name, impl_->models.size(), impl_->options.compute_dtype, *impl_->device, *impl_->pool,
-      profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype), options.stream_priority,
-      options.persistent_grid_max_sms);
-  loaded->apply_profile(impl_->profile);
-  loaded->set_graphs_enabled(impl_->options.cuda_graphs);
-  loaded->set_op_ranges(impl_->options.nvtx_op_ranges);
+  const plan::DevicePeaks peaks = profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype);
+  auto loaded = std::make_unique<runtime::LoadedModel>(model, name, impl_->models.size(), impl_->options.compute_dtype,
+                                                       *impl_->device, *impl_->pool, peaks, options.stream_priority,
+                                                       options.persistent_grid_max_sms);
+  impl_->prepare_plan(*loaded);
   loaded->set_placement(std::move(placement));
   if (impl_->debug_compare) impl_->debug_compare->add_model(model, *loaded);
-  // Cancellation points from each Step's estimated time: its measured time when the profile has
-  // one, else the roofline estimate max(compute, memory) (the two resources overlap).
-  {
-    const auto& steps = loaded->info().steps;
-    std::vector<double> step_us;
-    std::vector<std::uint64_t> live_bytes;
-    for (const auto& step : steps) {
-      step_us.push_back(step.measured_us > 0 ? step.measured_us : std::max(step.compute_us, step.memory_us));
-      live_bytes.push_back(step.live_bytes_after);
-    }
-    loaded->set_cancellation_points(sched::choose_cancellation_points(
-        step_us, live_bytes, {impl_->options.cancellation_interval_us, impl_->options.cancellation_max_live_bytes}));
+  std::unique_ptr<runtime::ShapePlans> plans;
+  if (ranged) {
+    // Another shape's plan: the graph optimized for its sizes (the shape subgraphs folded on the
+    // CPU for them), compiled, its kernels created; on the opt plan's stream, reading its weights.
+    auto make = [impl = impl_.get(), source = std::make_shared<const Model>(original), options, name, peaks,
+                 opt_plan = loaded.get()](const runtime::DimSizes& sizes) {
+      trace::ScopedRange plan_range("plan " + name);
+      const Model shaped = optimize(*source, runtime::bind_dim_sizes(options, sizes));
+      auto plan = std::make_unique<runtime::LoadedModel>(
+          shaped, name, opt_plan->index(), impl->options.compute_dtype, *impl->device, *impl->pool, peaks,
+          options.stream_priority, options.persistent_grid_max_sms, runtime::KernelFusion::allowed, opt_plan);
+      impl->prepare_plan(*plan);
+      return plan;
+    };
+    plans = std::make_unique<runtime::ShapePlans>(name, original.inputs, options.dim_ranges, *loaded, std::move(make));
   }
   if (impl_->models.count(name))
     throw Error(ErrorCode::invalid_argument, "a model named '" + name + "' is already loaded");
+  if (plans) impl_->shape_plans.emplace(name, std::move(plans));
   auto counters = std::make_unique<runtime::ModelCounters>();
   counters->finished.name = name;
   impl_->model_counters.emplace(name, std::move(counters));
@@ -308,7 +354,15 @@ std::vector<std::string> Executor::models() const {
   return names;
 }
 
-ModelInfo Executor::model_info(const std::string& name) const { return impl_->find(name).info(); }
+ModelInfo Executor::model_info(const std::string& name) const {
+  ModelInfo info = impl_->find(name).info();
+  std::shared_lock lock(impl_->models_mutex);
+  if (const auto it = impl_->shape_plans.find(name); it != impl_->shape_plans.end()) {
+    info.dim_ranges = it->second->ranges();
+    info.shape_plans = it->second->count();
+  }
+  return info;
+}
 
 std::future<Outputs> Executor::submit(const std::string& model, std::vector<Tensor> inputs, RequestOptions options) {
   auto promise = std::make_shared<std::promise<Outputs>>();

@@ -35,6 +35,7 @@
 #include "runtime/executor_test_hooks.hpp"
 #include "runtime/loaded_model.hpp"
 #include "runtime/memory_pool.hpp"
+#include "runtime/shape_plans.hpp"
 #include "runtime/stage_workers.hpp"
 #include "sched/admission.hpp"
 #include "trace/request_recorder.hpp"
@@ -144,6 +145,10 @@ struct Executor::Impl {
   std::map<std::string, std::unique_ptr<runtime::ModelCounters>> model_counters;  // same keys
   std::vector<std::string> load_order;
   std::map<std::string, LoadOptions> load_options;  // pre/post-process transforms per model
+  // Models loaded with LoadOptions::dim_ranges: their plans per request shape, the opt plan being
+  // the one in `models`. Declared after `models`: the other shapes' plans share the opt plan's
+  // stream and weights, so they go first.
+  std::map<std::string, std::unique_ptr<runtime::ShapePlans>> shape_plans;
 
   runtime::BoundedQueue<RequestPtr> to_pre, to_exec, to_post;
   std::unique_ptr<runtime::StageWorkers<RequestPtr>> pre_workers, post_workers;
@@ -208,6 +213,11 @@ struct Executor::Impl {
   // backend's threads (called by load() under models_mutex, as the model count changes).
   void assign_thread_shares();
   void check_inputs(const runtime::LoadedModel& model, const std::vector<Tensor>& inputs) const;
+  // What load() adds to a freshly made plan (of a model, or of one shape of it): profile times,
+  // graphs, NVTX op ranges, cancellation points.
+  void prepare_plan(runtime::LoadedModel& loaded) const;
+  // The plan a request with `inputs` runs on: the model's, or its shape's (ShapePlans::plan_for).
+  runtime::LoadedModel& plan_for(const std::string& name, const std::vector<Tensor>& inputs);
   void enqueue(const std::string& name, std::vector<Tensor> inputs, TimedCallback done, RequestOptions options);
 
   // executor_metrics.cpp: serves `executor`'s stats() when options.metrics_port is set.

@@ -15,10 +15,16 @@ namespace loom::runtime {
 
 LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype,
                          backend::Backend& device, MemoryPool& pool, const plan::DevicePeaks& peaks,
-                         int stream_priority, int persistent_grid_max_sms, KernelFusion fusion)
+                         int stream_priority, int persistent_grid_max_sms, KernelFusion fusion,
+                         LoadedModel* shares_with)
     : name_(std::move(name)), index_(index) {
   plan_ = plan::compile(model, compute_dtype, peaks);
-  stream_ = device.create_stream(stream_priority);
+  if (shares_with) {
+    stream_ = shares_with->stream_;
+  } else {
+    own_stream_ = device.create_stream(stream_priority);
+    stream_ = own_stream_.get();
+  }
   create_kernels(device, persistent_grid_max_sms, fusion);
   std::size_t workspace = 0;
   for (const auto& kernel : kernels_)
@@ -46,17 +52,13 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
     request_arena_bytes_ = resume_state_offset_ + plan::align_up(resume_state);
   }
 
-  // Weights: one block, converted to the device dtype, uploaded once.
-  if (plan_.weight_bytes > 0) {
-    weights_ = pool.acquire(plan_.weight_bytes);
-    std::vector<std::byte> staging(plan_.weight_bytes);
-    for (const auto& [wname, tensor] : plan_.model.initializers) {
-      const auto& v = plan_.values[static_cast<std::size_t>(plan_.value_ids.at(wname))];
-      const Tensor converted = tensor.dtype() == v.dtype ? tensor : tensor.to(v.dtype);
-      std::memcpy(staging.data() + v.offset, converted.data(), converted.bytes());
-    }
-    stream_->copy_to_device(weights_.get(), staging.data(), staging.size());
-    stream_->synchronize();
+  if (shares_with) {
+    // Not on the shared stream: the dispatcher may be running, or capturing a graph of, a Step of
+    // another shape there while this plan is made on a submitting thread.
+    const std::unique_ptr<backend::Stream> upload = device.create_stream(0);
+    upload_weights(pool, shares_with, *upload);
+  } else {
+    upload_weights(pool, nullptr, *stream_);
   }
 
   info_.name = name_;
@@ -68,13 +70,73 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
     const auto& value = plan_.values[static_cast<std::size_t>(id)];
     output_bytes_ += static_cast<std::uint64_t>(value.shape.numel()) * dtype_size(value.dtype);
   }
-  info_.weight_bytes = plan_.weight_bytes;
+  info_.weight_bytes = own_weight_bytes_;
   info_.activation_bytes = request_arena_bytes_;
   info_.resume_bytes = request_arena_bytes_ - plan_.arena_bytes;
   info_.workspace_bytes = workspace;
 
   graphs_supported_ = device.supports_graphs();
   set_graphs_enabled(true);
+}
+
+namespace {
+
+bool same_tensor(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
+}
+
+}  // namespace
+
+// Weights: one block, converted to the device dtype, uploaded once. A weight the shared plan
+// holds already (same name and contents) is read from its block instead.
+void LoadedModel::upload_weights(MemoryPool& pool, const LoadedModel* shares_with, backend::Stream& upload) {
+  weight_addresses_.assign(plan_.values.size(), nullptr);
+  struct Own {
+    std::size_t id;
+    const Tensor* tensor;  // null: a weight value without an initializer, left zero
+    std::uint64_t offset;
+  };
+  std::vector<Own> own;
+  std::uint64_t bytes = 0;
+  // Every weight the plan laid out (so an unshared plan's block is plan().weight_bytes), in its order.
+  for (std::size_t id = 0; id < plan_.values.size(); ++id) {
+    const auto& v = plan_.values[id];
+    if (v.alias_of >= 0 || v.storage != plan::Storage::weight) continue;
+    const auto initializer = plan_.model.initializers.find(v.name);
+    const Tensor* tensor = initializer == plan_.model.initializers.end() ? nullptr : &initializer->second;
+    if (shares_with && tensor) {
+      const auto& other = shares_with->plan_;
+      const auto shared_id = other.value_ids.find(v.name);
+      const auto shared_tensor = other.model.initializers.find(v.name);
+      if (shared_id != other.value_ids.end() && shared_tensor != other.model.initializers.end() &&
+          other.values[static_cast<std::size_t>(shared_id->second)].dtype == v.dtype &&
+          shares_with->weight_addresses_[static_cast<std::size_t>(shared_id->second)] &&
+          same_tensor(shared_tensor->second, *tensor)) {
+        weight_addresses_[id] = shares_with->weight_addresses_[static_cast<std::size_t>(shared_id->second)];
+        continue;
+      }
+    }
+    own.push_back({id, tensor, bytes});
+    bytes += plan::align_up(v.bytes);
+  }
+  own_weight_bytes_ = bytes;
+  if (bytes == 0) return;
+  weights_ = pool.acquire(bytes);
+  std::vector<std::byte> staging(bytes);
+  for (const Own& w : own) {
+    weight_addresses_[w.id] = static_cast<std::byte*>(weights_.get()) + w.offset;
+    if (!w.tensor) continue;
+    const auto& v = plan_.values[w.id];
+    const Tensor converted = w.tensor->dtype() == v.dtype ? *w.tensor : w.tensor->to(v.dtype);
+    std::memcpy(staging.data() + w.offset, converted.data(), converted.bytes());
+  }
+  upload.copy_to_device(weights_.get(), staging.data(), staging.size());
+  upload.synchronize();
+}
+
+void LoadedModel::raise_request_arena_bytes(std::uint64_t bytes) noexcept {
+  request_arena_bytes_ = std::max(request_arena_bytes_, bytes);
+  info_.activation_bytes = request_arena_bytes_;
 }
 
 backend::KernelSpec LoadedModel::kernel_spec(std::size_t node, int persistent_grid_max_sms) const {
@@ -185,8 +247,8 @@ void LoadedModel::set_cancellation_points(const std::vector<bool>& points) {
 void* LoadedModel::address(int id, void* arena) const {
   if (id < 0) return nullptr;
   const auto& v = plan_.storage_of(id);
-  auto* base = static_cast<std::byte*>(v.storage == plan::Storage::weight ? weights_.get() : arena);
-  return base + v.offset;
+  if (v.storage == plan::Storage::weight) return weight_addresses_[static_cast<std::size_t>(&v - plan_.values.data())];
+  return static_cast<std::byte*>(arena) + v.offset;
 }
 
 void LoadedModel::upload_inputs(void* arena, const std::vector<Tensor>& inputs, backend::Stream& stream) const {

@@ -37,9 +37,14 @@ class LoadedModel {
   // `persistent_grid_max_sms` goes to every kernel (KernelSpec::persistent_grid_max_sms). With
   // fusion allowed, each Step's anchor is offered to Backend::create_fused_kernel with the rest of
   // its Step first.
+  // With `shares_with` (another shape's plan of the same model, runtime/shape_plans.hpp), the new
+  // plan runs on that plan's stream (stream_priority is then unused) and reads each weight that
+  // plan holds with the same name, dtype, shape and bytes from that plan's block; only the others
+  // (the constants folded for this shape) are uploaded. `shares_with` must outlive this object.
   LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype, backend::Backend& device,
               MemoryPool& pool, const plan::DevicePeaks& peaks, int stream_priority = 0,
-              int persistent_grid_max_sms = 0, KernelFusion fusion = KernelFusion::allowed);
+              int persistent_grid_max_sms = 0, KernelFusion fusion = KernelFusion::allowed,
+              LoadedModel* shares_with = nullptr);
 
   const std::string& name() const noexcept { return name_; }
   std::size_t index() const noexcept { return index_; }
@@ -84,6 +89,12 @@ class LoadedModel {
   // model's kernels (one kernel of a request is paused at a time). The area is never live at a
   // Step boundary, so boundary dumps leave it out.
   std::uint64_t request_arena_bytes() const noexcept { return request_arena_bytes_; }
+  // Makes every request's arena at least `bytes` (and info().activation_bytes with it): the
+  // per-shape plans of one model give all requests the largest plan's arena, so the pool reuses
+  // one size for every shape. Never shrinks.
+  void raise_request_arena_bytes(std::uint64_t bytes) noexcept;
+  // Bytes of weights this plan uploaded itself (the rest it reads from the plan it shares with).
+  std::uint64_t own_weight_bytes() const noexcept { return own_weight_bytes_; }
   // Whether the last run_step() launched the Step as a graph (replayed or freshly captured).
   bool last_step_was_graph() const noexcept { return last_step_was_graph_; }
 
@@ -134,7 +145,12 @@ class LoadedModel {
   std::vector<bool> value_written_;                      // per value, see value_written()
   PooledBuffer weights_;
   PooledBuffer workspace_;
-  std::unique_ptr<backend::Stream> stream_;
+  // Per value id: the device address of a weight (in weights_ or in the block of the plan shared
+  // with); null for the other values.
+  std::vector<std::byte*> weight_addresses_;
+  std::uint64_t own_weight_bytes_ = 0;
+  std::unique_ptr<backend::Stream> own_stream_;  // null when running on a shared plan's stream
+  backend::Stream* stream_ = nullptr;
   std::vector<std::string> step_labels_;
   std::vector<std::string> op_labels_;  // per planned node while op ranges are on; else empty
   std::uint64_t request_arena_bytes_ = 0;
@@ -150,6 +166,7 @@ class LoadedModel {
   backend::KernelSpec kernel_spec(std::size_t node, int persistent_grid_max_sms) const;
   backend::FusionCandidate fusion_candidate(std::size_t step, int persistent_grid_max_sms) const;
   void create_kernels(backend::Backend& device, int persistent_grid_max_sms, KernelFusion fusion);
+  void upload_weights(MemoryPool& pool, const LoadedModel* shares_with, backend::Stream& upload);
   void launch_step(std::size_t step, void* arena);
   bool launch_step_from(std::size_t step, void* arena, StepCursor& cursor, const volatile std::int32_t* pause);
 };

@@ -103,6 +103,25 @@ def main():
             print(f"ok   output_{i}.pb: {name} matches numpy")
     run("--shapes agreeing", good, ["--shapes", "x:2x3,y:1x3"])
 
+    # --dim-range: "batch" left open, two requests of different sizes in one executor.
+    x4 = rng.random((4, 3), dtype=np.float32)
+    four = make_inputs("batch4", {"input_0.pb": x4, "input_1.pb": y})
+    four_out = os.path.join(work, "batch4-out")
+    run("--dim-range, two sizes", good, ["--dim-range", "batch=1:2:4", "--input-dir", four, "--output-dir", four_out,
+                                         "--check"], expect_text="Shape plans: 2")  # opt 2 and max 4: both made at load
+    got = numpy_helper.to_array(onnx.load_tensor(os.path.join(four_out, "output_0.pb"))) \
+        if os.path.exists(os.path.join(four_out, "output_0.pb")) else None
+    if got is None or got.shape != (4, 3) or not np.allclose(got, x4 + y, rtol=1e-6, atol=0):
+        failures.append("--dim-range: batch-4 sum")
+        print(f"FAIL --dim-range: batch-4 sum {None if got is None else got.tolist()}")
+    else:
+        print("ok   --dim-range: batch-4 sum matches numpy")
+    run("--dim-range, size out of range", four, ["--dim-range", "batch=1:2:3"], expect_rc=1,
+        expect_text="outside its range 1..3")
+    run("--dim-range of no dim", good, ["--dim-range", "seq=1:2:3"], expect_rc=1,
+        expect_text="no input of the model has a symbolic dim 'seq'")
+    run("--dim-range unordered", good, ["--dim-range", "batch=3:2:4"], expect_rc=2, expect_text="MIN <= OPT <= MAX")
+
     run("missing input file", make_inputs("missing", {"input_0.pb": x}), expect_rc=2, expect_text="missing input file")
     run("extra input file", make_inputs("extra", {"input_0.pb": x, "input_1.pb": y, "input_2.pb": y}),
         expect_rc=2, expect_text="input_2.pb exists")

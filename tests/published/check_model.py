@@ -175,6 +175,40 @@ def compare(name, loom, ref, tolerance):
     return passed
 
 
+def run_loom(command, tool):
+    """Runs loom-run, echoing the command and its output; returns the CompletedProcess, or None
+    (after printing its error output) when it failed."""
+    print("  $ " + " ".join(command))
+    run = subprocess.run(command, capture_output=True, text=True)
+    sys.stdout.write(run.stdout)
+    if run.returncode != 0:
+        sys.stdout.write(run.stderr)
+        print(f"{tool}: FAIL: loom-run exited {run.returncode}")
+        return None
+    return run
+
+
+def compare_output_files(out_dir, output_names, reference, tolerance):
+    """Compares loom-run's output_<i>.pb files in `out_dir` with onnxruntime's outputs, printing
+    each; returns True when all pass."""
+    ok = True
+    for i, (name, ref) in enumerate(zip(output_names, reference)):
+        file = os.path.join(out_dir, f"output_{i}.pb")
+        if not os.path.exists(file):
+            print(f"  {name}: FAIL: loom-run wrote no {file}")
+            ok = False
+            continue
+        tensor = onnx.TensorProto()
+        with open(file, "rb") as f:
+            tensor.ParseFromString(f.read())
+        if tensor.name and tensor.name != name:
+            print(f"  {name}: FAIL: output_{i}.pb is named '{tensor.name}'")
+            ok = False
+            continue
+        ok = compare(name, numpy_helper.to_array(tensor), np.asarray(ref), tolerance) and ok
+    return ok
+
+
 def check_placement_report(path, model):
     """Prints what the placement report holds; returns True when it has an entry, a processor and
     figures for every node of `model`'s graph."""
@@ -272,30 +306,11 @@ def main():
     placement_report = os.path.join(work, "placement.json")
     command = [args.loom_run, "--onnx", path, "--input-dir", in_dir, "--output-dir", out_dir, "--device", args.device,
                "--placement-report", placement_report]
-    print("  $ " + " ".join(command))
-    run = subprocess.run(command, capture_output=True, text=True)
-    sys.stdout.write(run.stdout)
-    if run.returncode != 0:
-        sys.stdout.write(run.stderr)
-        print(f"check_model: FAIL: loom-run exited {run.returncode}")
+    if run_loom(command, "check_model") is None:
         return 1
 
-    ok = True
     print(f"check_model: outputs (pass: max rel diff <= {args.tolerance:g})")
-    for i, (name, ref) in enumerate(zip(output_names, reference)):
-        file = os.path.join(out_dir, f"output_{i}.pb")
-        if not os.path.exists(file):
-            print(f"  {name}: FAIL: loom-run wrote no {file}")
-            ok = False
-            continue
-        tensor = onnx.TensorProto()
-        with open(file, "rb") as f:
-            tensor.ParseFromString(f.read())
-        if tensor.name and tensor.name != name:
-            print(f"  {name}: FAIL: output_{i}.pb is named '{tensor.name}'")
-            ok = False
-            continue
-        ok = compare(name, numpy_helper.to_array(tensor), np.asarray(ref), args.tolerance) and ok
+    ok = compare_output_files(out_dir, output_names, reference, args.tolerance)
     ok = check_placement_report(placement_report, model) and ok
     print("check_model: " + ("PASS" if ok else "FAIL"))
     return 0 if ok else 1

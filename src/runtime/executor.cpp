@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,19 @@ void Executor::Impl::assign_thread_shares() {
   }
 }
 
+runtime::ProcessorHandle Executor::Impl::open_processor(const std::string& name) {
+  auto it = processors.find(name);
+  if (it == processors.end()) {
+    OpenedProcessor opened;
+    opened.backend = backend::open_backend(name);
+    // Its streams run each call to completion: stream shares are the executor's device's.
+    opened.backend->set_host_threading({options.cpu_threads, false});
+    opened.pool = std::make_unique<runtime::MemoryPool>(*opened.backend);
+    it = processors.emplace(name, std::move(opened)).first;
+  }
+  return {it->second.backend.get(), it->second.pool.get()};
+}
+
 void Executor::Impl::check_inputs(const runtime::LoadedModel& model, const std::vector<Tensor>& inputs) const {
   const auto& expected = model.info().inputs;
   const std::string where = "model '" + model.name() + "'";
@@ -253,7 +267,7 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   trace::ScopedRange range("load " + name);
   OptimizeReport optimized;
   const Model model = optimize(original, options.optimize, &optimized);
-  // Where each node would run (docs/placement.md); recorded, not yet executed elsewhere.
+  // Where each node runs (docs/placement.md): recorded, and executed with placement.execute.
   ModelPlacement placement;
   if (options.placement.enabled) {
     std::vector<std::string> available;
@@ -267,11 +281,49 @@ void Executor::load(const Model& original, const LoadOptions& options) {
       throw Error(e.code(), "load '" + name + "': " + e.what());
     }
   }
+  // Executed across processors (docs/placement.md): the processors the placement chose.
+  std::optional<runtime::AcrossProcessors> across;
+  if (options.placement.execute) {
+    try {
+      runtime::AcrossProcessors chosen;
+      chosen.assignment = runtime::assign_processors(placement, model, impl_->device->name(), impl_->library.library);
+      if (chosen.assignment.processors.size() > 1) {
+        std::string names;
+        for (const auto& p : chosen.assignment.processors) names += (names.empty() ? "" : ", ") + p;
+        if (impl_->debug_compare)
+          throw Error(ErrorCode::invalid_argument,
+                      "placement.execute across processors (" + names +
+                          ") cannot be combined with debug = compare: the comparison reads every value on the "
+                          "executor's device");
+        across = std::move(chosen);
+      }
+    } catch (const Error& e) {
+      throw Error(e.code(), "load '" + name + "': " + e.what());
+    }
+  }
   std::unique_lock lock(impl_->models_mutex);
+  if (across) {
+    try {
+      across->handles.push_back({impl_->device, impl_->pool.get()});
+      for (std::size_t p = 1; p < across->assignment.processors.size(); ++p) {
+        across->handles.push_back(impl_->open_processor(across->assignment.processors[p]));
+        // Timed events of different backends cannot be compared with each other.
+        if (impl_->timeline_clock &&
+            across->handles.back().backend->capabilities().accelerator != impl_->device->capabilities().accelerator)
+          throw Error(ErrorCode::invalid_argument,
+                      "placement.execute across '" + impl_->device->name() + "' and '" +
+                          across->assignment.processors[p] +
+                          "' cannot be combined with stage_timing or record_timeline: their timed events do not "
+                          "share a clock");
+      }
+    } catch (const Error& e) {
+      throw Error(e.code(), "load '" + name + "': " + e.what());
+    }
+  }
   auto loaded = std::make_unique<runtime::LoadedModel>(
       model, name, impl_->models.size(), impl_->options.compute_dtype, *impl_->device, *impl_->pool,
       profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype), options.stream_priority,
-      options.persistent_grid_max_sms);
+      options.persistent_grid_max_sms, runtime::KernelFusion::allowed, across ? &*across : nullptr);
   loaded->apply_profile(impl_->profile);
   loaded->set_graphs_enabled(impl_->options.cuda_graphs);
   loaded->set_op_ranges(impl_->options.nvtx_op_ranges);

@@ -109,6 +109,8 @@ std::vector<Holders> insert_copies(CompiledModel& cm, const ProcessorAssignment&
     const int p = st.processor;
     std::vector<int> missing;
     for (std::size_t n : st.nodes) {
+      // Shape and Size read no bytes: their input need not be there.
+      if (graph::reads_only_metadata(cm.model.nodes[cm.nodes[n].node_index])) continue;
       for (int id : cm.nodes[n].inputs) {
         if (id < 0) continue;
         const int root = root_of(cm.values, id);

@@ -14,6 +14,7 @@
 
 #include "loom/executor.hpp"
 #include "loom/placement.hpp"
+#include "test_executor_preempt_support.hpp"
 #include "test_support.hpp"
 
 using namespace loom;
@@ -254,7 +255,7 @@ TEST(PlacementExecuteOneProcessor, EverythingOnTheDeviceInsertsNoCopies) {
 
 // A boundary is a cancellation point only where every live value is on the device alone: there a
 // dump from the device's arena is the whole state.
-TEST(PlacementExecuteOneProcessor, CancellationPointsOnlyWhereTheLiveValuesAreOnTheDeviceAlone) {
+TEST(PlacementExecuteSplit, CancellationPointsOnlyWhereTheLiveValuesAreOnTheDeviceAlone) {
   const LibraryFile library;
   ExecutorOptions options = executor_options("cpu", library.path(), false);
   options.cancellation_interval_us = 0;  // every boundary that qualifies
@@ -269,6 +270,78 @@ TEST(PlacementExecuteOneProcessor, CancellationPointsOnlyWhereTheLiveValuesAreOn
     SCOPED_TRACE(info.steps[s].name);
     EXPECT_EQ(info.steps[s].cancellation_point, expected[s]);
   }
+}
+
+// The timeline shows every Step of every request, copy Steps included, and each request's
+// phases still add up to its latency.
+TEST(PlacementExecuteSplit, TimelineAndRequestTimesCoverEveryStep) {
+  const LibraryFile library;
+  ExecutorOptions options = executor_options("cpu", library.path(), false);
+  options.record_timeline = true;
+  options.stage_timing = true;
+  Executor executor(options);
+  const Model model = shape_subgraph_model();
+  executor.load(model, split_load(true));
+  const std::size_t steps = executor.model_info("shaped").steps.size();
+  std::vector<std::promise<RequestTimes>> done(3);
+  for (std::size_t r = 0; r < done.size(); ++r)
+    executor.submit("shaped", random_inputs(model, r + 1),
+                    [&done, r](std::exception_ptr error, Outputs, const RequestTimes& times) {
+                      if (error)
+                        done[r].set_exception(error);
+                      else
+                        done[r].set_value(times);
+                    });
+  for (auto& d : done) {
+    const RequestTimes times = d.get_future().get();
+    EXPECT_GT(times.total_us, 0);
+    EXPECT_GE(times.compute_us, 0);
+    EXPECT_NEAR(times.queue_us + times.h2d_us + times.compute_us + times.d2h_us + times.post_us, times.total_us, 1.0);
+  }
+  std::size_t step_events = 0;
+  for (const TraceEvent& e : executor.timeline().events())
+    if (e.category == "step") {
+      ++step_events;
+      EXPECT_GE(e.duration_us, 0) << e.name;
+    }
+  EXPECT_EQ(step_events, done.size() * steps);
+}
+
+// An urgent request that needs the split model's memory preempts it at the first boundary after
+// two Steps (Gather + Cast's: every live value on the device alone), dumping the device's arena;
+// the split request resumes with the copy to cpu:accel from its restored arena. Both outputs equal
+// their runs alone bit for bit.
+TEST(PlacementExecuteSplit, PreemptedAtABoundaryOnTheDeviceDumpsAndResumes) {
+  const LibraryFile library;
+  ExecutorOptions options = executor_options("cpu", library.path(), false);
+  options.cancellation_interval_us = 0;
+  const Model long_model = shape_subgraph_model();
+  ModelBuilder b("urgent");
+  b.output(
+      b.relu(b.op("MatMul", {b.input("u", DType::f32, Shape{4, 16}), b.random_weight("wu", Shape{16, 16}, 0.3f)})));
+  const Model urgent_model = b.build();
+  std::uint64_t long_arena = 0, urgent_arena = 0, dumped = 0;
+  {
+    Executor probe(options);
+    probe.load(long_model, split_load(true));
+    probe.load(urgent_model);
+    const ModelInfo info = probe.model_info("shaped");
+    ASSERT_TRUE(info.steps[1].cancellation_point);
+    long_arena = info.activation_bytes;
+    urgent_arena = probe.model_info("urgent").activation_bytes;
+    dumped = info.steps[1].live_bytes_after;
+  }
+  // Room for one arena at a time: the urgent request takes the split one's.
+  options.arena_memory_limit_bytes = std::max(long_arena, urgent_arena);
+  test_support::PreemptionHarness harness(options, long_model, urgent_model, false, split_load(true));
+  const auto long_in = random_inputs(long_model, 5);
+  const auto urgent_in = random_inputs(urgent_model, 6);
+  const test_support::PairRun run = harness.run(long_in, urgent_in, 2);
+  ExecutorOptions alone = executor_options("cpu", library.path(), false);
+  Executor single(alone);
+  single.load(long_model, split_load(false));
+  test_support::expect_preempted_once(run, single.submit("shaped", long_in).get(),
+                                      test_support::run_alone(alone, urgent_model, "urgent", urgent_in), 1, dumped);
 }
 
 TEST(PlacementExecuteErrors, BadSettingsAreRefusedNamingTheCombination) {

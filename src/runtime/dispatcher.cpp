@@ -292,7 +292,9 @@ class Executor::Impl::Dispatcher {
       }
       bound_inflight(stream.record(), *request->counters);
       if (request->next_step == model.plan().steps.size()) {
-        request->finished = stream.record();
+        // On the device's stream, which post-process's download stream can wait for.
+        if (&stream != &model.stream()) model.order_after_step(launched_step, model.stream());
+        request->finished = model.stream().record();
         finished = true;
       }
     } catch (...) {

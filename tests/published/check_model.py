@@ -21,7 +21,9 @@ so any python3 can start it.
 
 loom-run also writes its placement report (--placement-report, docs/placement.md), which is checked
 to hold one entry per node: every node of the ONNX graph (Constant nodes become initializers) appears,
-placed, folded or removed at load, each with a processor and its cost/benefit figures.
+placed, folded or removed at load, each with a processor and its cost/benefit figures. On the cpu,
+the model also runs with its placement executed across cpu and cpu:accel, and its output files must
+be byte-identical to the one-device run's.
 
 Exit status: 0 all outputs pass, 1 a mismatch or a failure (loom-run's message is shown),
 77 skipped (--device cuda without a CUDA device; the venv, onnxruntime or the model's package
@@ -175,6 +177,30 @@ def compare(name, loom, ref, tolerance):
     return passed
 
 
+def check_split_run(args, path, in_dir, work, out_dir, outputs):
+    """Runs the model again with its placement executed across cpu and cpu:accel (docs/placement.md,
+    "Execution across processors"; th1 = 0.05 µs splits every model here) and checks that each
+    output file is byte-identical to the one-device run's."""
+    split_dir = os.path.join(work, "output_split")
+    os.makedirs(split_dir, exist_ok=True)
+    command = [args.loom_run, "--onnx", path, "--input-dir", in_dir, "--output-dir", split_dir, "--device", "cpu",
+               "--placement-processors", "cpu:accel,cpu", "--placement-th1", "0.05", "--placement-execute"]
+    print("  $ " + " ".join(command))
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.stdout.write(run.stdout + run.stderr)
+        print(f"  split across cpu and cpu:accel: FAIL: loom-run exited {run.returncode}")
+        return False
+    for i in range(outputs):
+        with open(os.path.join(out_dir, f"output_{i}.pb"), "rb") as one, \
+                open(os.path.join(split_dir, f"output_{i}.pb"), "rb") as split:
+            if one.read() != split.read():
+                print(f"  split across cpu and cpu:accel: FAIL: output_{i}.pb differs from the one-device run's")
+                return False
+    print(f"  split across cpu and cpu:accel: {outputs} output(s) byte-identical to the one-device run")
+    return True
+
+
 def check_placement_report(path, model):
     """Prints what the placement report holds; returns True when it has an entry, a processor and
     figures for every node of `model`'s graph."""
@@ -297,6 +323,8 @@ def main():
             continue
         ok = compare(name, numpy_helper.to_array(tensor), np.asarray(ref), args.tolerance) and ok
     ok = check_placement_report(placement_report, model) and ok
+    if args.device == "cpu":
+        ok = check_split_run(args, path, in_dir, work, out_dir, len(output_names)) and ok
     print("check_model: " + ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
 

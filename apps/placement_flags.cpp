@@ -26,6 +26,9 @@ void add_placement_flags(CLI::App& app, PlacementFlags& flags) {
       ->type_name("auto|defaults|FILE")
       ->capture_default_str();
   app.add_flag("--no-placement", flags.off, "Skip the placement pass at load");
+  app.add_flag("--placement-execute", flags.execute,
+               "Run each Step on the processor the placement chose, with copies between processors (default: the "
+               "placement is recorded only)");
 }
 
 void apply_placement_flags(const PlacementFlags& flags, LoadOptions& load, ExecutorOptions& executor) {
@@ -33,6 +36,7 @@ void apply_placement_flags(const PlacementFlags& flags, LoadOptions& load, Execu
   load.placement.benefit_threshold_us = flags.th1;
   if (flags.th2) load.placement.cost_threshold_us = *flags.th2;
   load.placement.processors = flags.processors;
+  load.placement.execute = flags.execute;
   executor.function_library = flags.library;
 }
 

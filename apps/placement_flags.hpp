@@ -18,10 +18,11 @@ struct PlacementFlags {
   std::vector<std::string> processors;  // --placement-processors, preference order
   std::string library = "auto";         // --function-library
   bool off = false;                     // --no-placement
+  bool execute = false;                 // --placement-execute
 };
 
-// Adds --placement-th1, --placement-th2, --placement-processors, --function-library and
-// --no-placement to `app`.
+// Adds --placement-th1, --placement-th2, --placement-processors, --function-library,
+// --no-placement and --placement-execute to `app`.
 void add_placement_flags(CLI::App& app, PlacementFlags& flags);
 // Sets LoadOptions::placement and ExecutorOptions::function_library.
 void apply_placement_flags(const PlacementFlags& flags, LoadOptions& load, ExecutorOptions& executor);

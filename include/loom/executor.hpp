@@ -161,9 +161,10 @@ struct LoadOptions {
   int persistent_grid_max_sms = 0;
   // The placement pass (MISSION.md §2, docs/placement.md): each node classified tensor or scalar
   // work and placed on a processor by the source text's rule with thresholds th1/th2, from the
-  // executor's function library; the result is ModelInfo::placement. Advisory for now: every
-  // Step still runs on the executor's device. A processor that cannot be opened, or a threshold
-  // that is not a number, is Error(invalid_argument) from load().
+  // executor's function library; the result is ModelInfo::placement. Advisory unless
+  // placement.execute: then each Step runs on the processor chosen for its nodes, with copies
+  // between processors in the plan. A processor that cannot be opened, or a threshold that is not
+  // a number, is Error(invalid_argument) from load().
   PlacementOptions placement;
   // The application's formats (MISSION.md §4): pre_process turns a request's tensors as submitted
   // into the model's inputs, post_process the model's outputs into what the caller receives. They

@@ -35,6 +35,13 @@ struct StepWork {
   std::uint64_t live_bytes_after = 0;   // request buffers live at the boundary after this Step
   double compute_us = 0;                // roofline estimate on the executor's device
   double memory_us = 0;
+  // Executed across processors (PlacementOptions::execute): the processor whose stream runs the
+  // Step, as device strings name it; empty when the model runs on the executor's device alone.
+  std::string processor;
+  // A copy Step the planner inserted ("Copy" ops, bytes and no FLOPs): the values its later Steps
+  // need cross from copy_from's memory to copy_to's. Both empty for a Step of nodes.
+  std::string copy_from;
+  std::string copy_to;
 };
 
 // A Step of a loaded model: what compiling produced, and what Executor::load() adds: the device
@@ -72,8 +79,8 @@ struct ModelInfo {
   std::string fingerprint;             // model_fingerprint() of the model at the compute dtype
   std::string cost_source;             // "profile <path>" or "roofline"
   DType compute_dtype = DType::f32;    // what the Steps compute in (ExecutorOptions::compute_dtype)
-  // Where each node would run and why (LoadOptions::placement, docs/placement.md). Advisory: the
-  // executor still runs every Step on its own device.
+  // Where each node runs and why (LoadOptions::placement, docs/placement.md). Advisory unless
+  // PlacementOptions::execute: then each Step runs on its processor (StepWork::processor).
   ModelPlacement placement;
   // Symbolic dims left open at load (LoadOptions::dim_ranges), by name; empty when every dim was
   // bound at load. With ranges, inputs, outputs, steps, placement and the byte figures above are

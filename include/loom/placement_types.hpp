@@ -48,8 +48,8 @@ struct ProcessorEvaluation {
   bool passed = false;  // benefit >= th1 and cost <= th2
 };
 
-// Where one node runs and why. A later planner reads this to execute the node there; today the
-// executor still runs every node on its own device (docs/placement.md, "Not yet done").
+// Where one node runs and why. With PlacementOptions::execute the executor runs the node there;
+// otherwise on its own device.
 struct NodePlacement {
   std::string node;  // the node's name
   std::string op;    // its op type
@@ -90,6 +90,12 @@ struct PlacementOptions {
   // Empty: the executor's device first, then every other processor of the function library that
   // this build can open, in the library's order.
   std::vector<std::string> processors;
+  // Run each Step on the processor the pass chose (docs/placement.md, "Execution across
+  // processors"): the planner splits Steps where the processor changes and inserts the copies
+  // between processors. Off (the default): the placement is recorded only and every Step runs on
+  // the executor's device. On with the pass off, or with debug = compare when the placement uses
+  // more than one processor: Error(invalid_argument) from load().
+  bool execute = false;
 };
 
 }  // namespace loom

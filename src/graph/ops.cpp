@@ -50,6 +50,8 @@ std::vector<std::string> supported_ops() {
 
 OpRole op_role(const Node& node) { return schema_of(node).role; }
 
+bool reads_only_metadata(const Node& node) noexcept { return node.op_type == "Shape" || node.op_type == "Size"; }
+
 std::int64_t normalize_axis(std::int64_t axis, std::size_t rank) {
   const auto r = static_cast<std::int64_t>(rank);
   if (axis < -r || axis >= r)

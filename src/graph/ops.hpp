@@ -21,6 +21,10 @@ bool is_supported_op(std::string_view op_type) noexcept;
 std::vector<std::string> supported_ops();
 // Throws Error(unsupported) for an op outside supported_ops().
 OpRole op_role(const Node& node);
+// Whether `node` reads only its input's metadata (shape, element count), never its bytes: Shape
+// and Size. Folding computes them from shapes alone, classification calls them scalar work, and a
+// plan across processors copies nothing for them.
+bool reads_only_metadata(const Node& node) noexcept;
 
 // Output types and shapes of `node`. inputs[i] is nullptr for an omitted optional input;
 // constants[i] is the value of input i when it is an initializer, else nullptr. Throws

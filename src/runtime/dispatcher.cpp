@@ -244,19 +244,22 @@ class Executor::Impl::Dispatcher {
     RequestPtr& request = live_[chosen];
     auto& model = *request->model;
     bool finished = false, completed = true;
-    // What this launch queues on the model's stream is the request's: a failure there is its own.
+    // What this launch queues on the Step's stream is the request's: a failure there is its own.
+    // (A model executed across processors has a stream per processor: the Step's is its processor's.)
+    const std::size_t launched_step = request->next_step;
+    backend::Stream& stream = model.step_stream(launched_step);
     struct ScopeGuard {
       backend::Stream& stream;
       ~ScopeGuard() { stream.set_failure_scope(nullptr); }
-    } scope_guard{model.stream()};
-    model.stream().set_failure_scope(request->failure_scope);
+    } scope_guard{stream};
+    stream.set_failure_scope(request->failure_scope);
     try {
       auto* recorder = request->recorder.get();
       if (recorder) recorder->picked(impl_.timeline_clock->host_now_us(), request->next_step, picked_from_);
       const bool first_launch = !request->started();
-      if (first_launch) model.stream().wait(*request->inputs_ready);
+      if (first_launch) model.order_step_after(launched_step, *request->inputs_ready);
       // The timed events bracket the Step on its stream, after the wait for the inputs.
-      if (recorder) recorder->begin(trace::RequestRecorder::Span::step, model.stream(), request->next_step);
+      if (recorder) recorder->begin(trace::RequestRecorder::Span::step, stream, request->next_step);
       // Dispatch cost: from the policy's input to the Step's launch. On the CPU backend a
       // launch runs the Step to completion, so there it ends where the launch begins.
       const auto launch_start = Clock::now();
@@ -272,7 +275,7 @@ class Executor::Impl::Dispatcher {
         ++impl_.steps_dispatched;
         ++request->counters->steps;
       }
-      if (recorder) recorder->end(model.stream(), completed ? -1 : request->cursor.iteration);
+      if (recorder) recorder->end(stream, completed ? -1 : request->cursor.iteration);
       if (first_launch && request->has_deadline()) --with_deadline_;
       if (completed) {
         ++request->next_step;
@@ -283,12 +286,14 @@ class Executor::Impl::Dispatcher {
       if (completed && impl_.debug_compare) {
         // The comparison reads the Step's outputs: they must be there, and must not be the
         // leftovers of a kernel that failed after its launch returned.
-        model.stream().synchronize();
+        stream.synchronize();
         if (auto failure = request->failure_scope->failure()) std::rethrow_exception(failure);
         impl_.debug_compare->step_completed(*request, request->next_step - 1);
       }
-      bound_inflight(model.stream().record(), *request->counters);
+      bound_inflight(stream.record(), *request->counters);
       if (request->next_step == model.plan().steps.size()) {
+        // On the device's stream, which post-process's download stream can wait for.
+        if (&stream != &model.stream()) model.order_after_step(launched_step, model.stream());
         request->finished = model.stream().record();
         finished = true;
       }

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,19 @@ void Executor::Impl::assign_thread_shares() {
   }
 }
 
+runtime::ProcessorHandle Executor::Impl::open_processor(const std::string& name) {
+  auto it = processors.find(name);
+  if (it == processors.end()) {
+    OpenedProcessor opened;
+    opened.backend = backend::open_backend(name);
+    // Its streams run each call to completion: stream shares are the executor's device's.
+    opened.backend->set_host_threading({options.cpu_threads, false});
+    opened.pool = std::make_unique<runtime::MemoryPool>(*opened.backend);
+    it = processors.emplace(name, std::move(opened)).first;
+  }
+  return {it->second.backend.get(), it->second.pool.get()};
+}
+
 void Executor::Impl::check_inputs(const runtime::LoadedModel& model, const std::vector<Tensor>& inputs) const {
   const auto& expected = model.info().inputs;
   const std::string where = "model '" + model.name() + "'";
@@ -290,6 +304,11 @@ void Executor::load(const Model& original, const LoadOptions& options) {
       throw Error(ErrorCode::unsupported, "load '" + name +
                                               "': dim_ranges under debug = compare: the CPU reference is one twin "
                                               "per model, not per shape; load with fixed shapes to compare");
+    if (options.placement.execute)
+      throw Error(ErrorCode::unsupported, "load '" + name +
+                                              "': dim_ranges with placement.execute: each shape's plan runs on the "
+                                              "executor's device alone; load with fixed shapes to run across "
+                                              "processors");
   }
   trace::ScopedRange range("load " + name);
   OptimizeReport optimized;
@@ -297,7 +316,7 @@ void Executor::load(const Model& original, const LoadOptions& options) {
   const Model model = optimize(
       original, ranged ? runtime::bind_dim_sizes(options, runtime::opt_sizes(options.dim_ranges)) : options.optimize,
       &optimized);
-  // Where each node would run (docs/placement.md); recorded, not yet executed elsewhere.
+  // Where each node runs (docs/placement.md): recorded, and executed with placement.execute.
   ModelPlacement placement;
   if (options.placement.enabled) {
     std::vector<std::string> available;
@@ -311,11 +330,50 @@ void Executor::load(const Model& original, const LoadOptions& options) {
       throw Error(e.code(), "load '" + name + "': " + e.what());
     }
   }
+  // Executed across processors (docs/placement.md): the processors the placement chose.
+  std::optional<runtime::AcrossProcessors> across;
+  if (options.placement.execute) {
+    try {
+      runtime::AcrossProcessors chosen;
+      chosen.assignment = runtime::assign_processors(placement, model, impl_->device->name(), impl_->library.library);
+      if (chosen.assignment.processors.size() > 1) {
+        std::string names;
+        for (const auto& p : chosen.assignment.processors) names += (names.empty() ? "" : ", ") + p;
+        if (impl_->debug_compare)
+          throw Error(ErrorCode::invalid_argument,
+                      "placement.execute across processors (" + names +
+                          ") cannot be combined with debug = compare: the comparison reads every value on the "
+                          "executor's device");
+        across = std::move(chosen);
+      }
+    } catch (const Error& e) {
+      throw Error(e.code(), "load '" + name + "': " + e.what());
+    }
+  }
   std::unique_lock lock(impl_->models_mutex);
+  if (across) {
+    try {
+      across->handles.push_back({impl_->device, impl_->pool.get()});
+      for (std::size_t p = 1; p < across->assignment.processors.size(); ++p) {
+        across->handles.push_back(impl_->open_processor(across->assignment.processors[p]));
+        // Timed events of different backends cannot be compared with each other.
+        if (impl_->timeline_clock &&
+            across->handles.back().backend->capabilities().accelerator != impl_->device->capabilities().accelerator)
+          throw Error(ErrorCode::invalid_argument,
+                      "placement.execute across '" + impl_->device->name() + "' and '" +
+                          across->assignment.processors[p] +
+                          "' cannot be combined with stage_timing or record_timeline: their timed events do not "
+                          "share a clock");
+      }
+    } catch (const Error& e) {
+      throw Error(e.code(), "load '" + name + "': " + e.what());
+    }
+  }
   const plan::DevicePeaks peaks = profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype);
-  auto loaded = std::make_unique<runtime::LoadedModel>(model, name, impl_->models.size(), impl_->options.compute_dtype,
-                                                       *impl_->device, *impl_->pool, peaks, options.stream_priority,
-                                                       options.persistent_grid_max_sms);
+  auto loaded = std::make_unique<runtime::LoadedModel>(
+      model, name, impl_->models.size(), impl_->options.compute_dtype, *impl_->device, *impl_->pool, peaks,
+      options.stream_priority, options.persistent_grid_max_sms, runtime::KernelFusion::allowed, nullptr,
+      across ? &*across : nullptr);
   impl_->prepare_plan(*loaded);
   loaded->set_placement(std::move(placement));
   if (impl_->debug_compare) impl_->debug_compare->add_model(model, *loaded);

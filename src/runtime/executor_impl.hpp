@@ -131,6 +131,14 @@ struct Executor::Impl {
   backend::Backend* device = nullptr;
   std::shared_ptr<SchedulingPolicy> policy;  // the named one, or ExecutorOptions::custom_policy
   std::unique_ptr<runtime::MemoryPool> pool;
+  // The processors beside `device` that models executed across processors use
+  // (PlacementOptions::execute), by device string, opened at the first load that needs each.
+  // Declared before the models, which hold their memory and streams.
+  struct OpenedProcessor {
+    std::unique_ptr<backend::Backend> backend;
+    std::unique_ptr<runtime::MemoryPool> pool;
+  };
+  std::map<std::string, OpenedProcessor> processors;     // guarded by models_mutex
   std::unique_ptr<runtime::DebugCompare> debug_compare;  // debug = compare only
   std::unique_ptr<runtime::ArenaBudget> budget;
   // One stream per pre-process thread (uploads) and per post-process thread (downloads), indexed
@@ -212,6 +220,8 @@ struct Executor::Impl {
   // With ExecutorOptions::cpu_stream_shares: each loaded model's stream gets its share of the
   // backend's threads (called by load() under models_mutex, as the model count changes).
   void assign_thread_shares();
+  // The processor of that device string, opened once (called by load() under models_mutex).
+  runtime::ProcessorHandle open_processor(const std::string& name);
   void check_inputs(const runtime::LoadedModel& model, const std::vector<Tensor>& inputs) const;
   // What load() adds to a freshly made plan (of a model, or of one shape of it): profile times,
   // graphs, NVTX op ranges, cancellation points.

@@ -16,20 +16,39 @@ namespace loom::runtime {
 LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype,
                          backend::Backend& device, MemoryPool& pool, const plan::DevicePeaks& peaks,
                          int stream_priority, int persistent_grid_max_sms, KernelFusion fusion,
-                         LoadedModel* shares_with)
-    : name_(std::move(name)), index_(index) {
-  plan_ = plan::compile(model, compute_dtype, peaks);
+                         LoadedModel* shares_with, const AcrossProcessors* across)
+    : name_(std::move(name)), index_(index), device_(&device) {
+  const bool many = across && across->assignment.processors.size() > 1;
+  if (many && shares_with)
+    throw Error(ErrorCode::internal, "model '" + name_ + "': a shape's plan cannot run across processors");
+  try {
+    plan_ = plan::compile(model, compute_dtype, peaks, many ? &across->assignment : nullptr);
+  } catch (const Error& e) {
+    if (!many) throw;
+    throw Error(e.code(), "model '" + name_ + "': " + e.what());
+  }
   if (shares_with) {
     stream_ = shares_with->stream_;
   } else {
     own_stream_ = device.create_stream(stream_priority);
     stream_ = own_stream_.get();
   }
-  create_kernels(device, persistent_grid_max_sms, fusion);
-  std::size_t workspace = 0;
-  for (const auto& kernel : kernels_)
-    if (kernel) workspace = std::max(workspace, kernel->workspace_bytes());
+  if (many)
+    for (std::size_t p = 1; p < across->handles.size(); ++p)
+      sides_.push_back(
+          Side{across->handles[p], across->handles[p].backend->create_stream(stream_priority), {}, {}, {}});
+  create_kernels(persistent_grid_max_sms, fusion);
+  // Scratch per processor: the largest its kernels need.
+  std::vector<std::size_t> workspace_on(sides_.size() + 1, 0);
+  for (const auto& st : plan_.steps)
+    for (std::size_t n : st.nodes)
+      if (kernels_[n])
+        workspace_on[static_cast<std::size_t>(st.processor)] =
+            std::max(workspace_on[static_cast<std::size_t>(st.processor)], kernels_[n]->workspace_bytes());
+  const std::size_t workspace = workspace_on[0];
   if (workspace > 0) workspace_ = pool.acquire(workspace);
+  for (std::size_t p = 1; p < workspace_on.size(); ++p)
+    if (workspace_on[p] > 0) sides_[p - 1].workspace = sides_[p - 1].handle.pool->acquire(workspace_on[p]);
 
   // The Steps as compiled; loading adds its facts to these, the plan stays as compiled.
   for (const auto& st : plan_.steps) info_.steps.push_back(StepInfo{st.info});
@@ -60,6 +79,7 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   } else {
     upload_weights(pool, nullptr, *stream_);
   }
+  for (std::size_t p = 1; p <= sides_.size(); ++p) upload_side_weights(sides_[p - 1], static_cast<int>(p));
 
   info_.name = name_;
   info_.compute_dtype = plan_.compute_dtype;
@@ -75,7 +95,8 @@ LoadedModel::LoadedModel(const Model& model, std::string name, std::size_t index
   info_.resume_bytes = request_arena_bytes_ - plan_.arena_bytes;
   info_.workspace_bytes = workspace;
 
-  graphs_supported_ = device.supports_graphs();
+  // Graphs capture one stream's work; a model across processors hands over between streams.
+  graphs_supported_ = device.supports_graphs() && sides_.empty();
   set_graphs_enabled(true);
 }
 
@@ -139,6 +160,95 @@ void LoadedModel::raise_request_arena_bytes(std::uint64_t bytes) noexcept {
   info_.activation_bytes = request_arena_bytes_;
 }
 
+void LoadedModel::upload_side_weights(Side& side, int processor) {
+  const auto p = static_cast<std::size_t>(processor);
+  if (plan_.weight_bytes_on[p] == 0) return;
+  side.weights = side.handle.pool->acquire(plan_.weight_bytes_on[p]);
+  std::vector<std::byte> staging(plan_.weight_bytes_on[p]);
+  for (int root : plan_.weights_on[p]) {
+    const auto& v = plan_.values[static_cast<std::size_t>(root)];
+    const Tensor& tensor = plan_.model.initializers.at(v.name);
+    const Tensor converted = tensor.dtype() == v.dtype ? tensor : tensor.to(v.dtype);
+    std::memcpy(staging.data() + plan_.weight_offsets[p][static_cast<std::size_t>(root)], converted.data(),
+                converted.bytes());
+  }
+  side.stream->copy_to_device(side.weights.get(), staging.data(), staging.size());
+  side.stream->synchronize();
+}
+
+backend::Backend& LoadedModel::backend_of(int processor) const {
+  return processor == 0 ? *device_ : *sides_.at(static_cast<std::size_t>(processor) - 1).handle.backend;
+}
+
+backend::Stream& LoadedModel::step_stream(std::size_t step) {
+  const int p = plan_.steps.at(step).processor;
+  return p == 0 ? *stream_ : *sides_[static_cast<std::size_t>(p) - 1].stream;
+}
+
+std::vector<backend::Stream*> LoadedModel::streams() {
+  std::vector<backend::Stream*> all{stream_};
+  for (auto& side : sides_) all.push_back(side.stream.get());
+  return all;
+}
+
+void LoadedModel::order_step_after(std::size_t step, backend::Event& event) {
+  order_after(step_stream(step), backend_of(plan_.steps.at(step).processor), event, *device_);
+}
+
+void LoadedModel::order_after_step(std::size_t step, backend::Stream& consumer) {
+  const int p = plan_.steps.at(step).processor;
+  order_after(consumer, *device_, *step_stream(step).record(), backend_of(p));
+}
+
+std::byte* LoadedModel::arena_on(int processor, void* arena) {
+  if (processor == 0) return static_cast<std::byte*>(arena);
+  Side& side = sides_[static_cast<std::size_t>(processor) - 1];
+  auto it = side.arenas.find(arena);
+  if (it == side.arenas.end()) it = side.arenas.emplace(arena, side.handle.pool->acquire(request_arena_bytes_)).first;
+  return static_cast<std::byte*>(it->second.get());
+}
+
+void* LoadedModel::address_on(int processor, int id, void* arena) {
+  if (processor == 0 || id < 0) return address(id, arena);
+  const auto& v = plan_.storage_of(id);
+  if (v.storage == plan::Storage::arena) return arena_on(processor, arena) + v.offset;
+  const auto p = static_cast<std::size_t>(processor);
+  const std::uint64_t offset = plan_.weight_offsets[p][static_cast<std::size_t>(&v - plan_.values.data())];
+  if (offset == plan::kNoOffset)
+    throw Error(ErrorCode::internal,
+                "model '" + name_ + "': weight '" + v.name + "' is not on processor '" + plan_.processors[p] + "'");
+  return static_cast<std::byte*>(sides_[p - 1].weights.get()) + offset;
+}
+
+void LoadedModel::hand_over_before(std::size_t step, void* arena) {
+  if (step == 0 || plan_.steps[step].processor == plan_.steps[step - 1].processor) return;
+  auto it = handoffs_.find(arena);
+  if (it == handoffs_.end()) return;
+  order_after(step_stream(step), backend_of(plan_.steps[step].processor), *it->second,
+              backend_of(plan_.steps[step - 1].processor));
+  handoffs_.erase(it);
+}
+
+void LoadedModel::hand_over_after(std::size_t step, void* arena) {
+  if (step + 1 >= plan_.steps.size() || plan_.steps[step + 1].processor == plan_.steps[step].processor) return;
+  handoffs_[arena] = step_stream(step).record();
+}
+
+// A copy Step runs on the stream of its side off the host: host memory is the other side's arena.
+void LoadedModel::launch_copies(std::size_t step, void* arena) {
+  const auto& st = plan_.steps[step];
+  backend::Stream& stream = step_stream(step);
+  for (int id : st.copies) {
+    void* dst = address_on(st.copy_to, id, arena);
+    const void* src = address_on(st.copy_from, id, arena);
+    const std::size_t bytes = plan_.values[static_cast<std::size_t>(id)].bytes;
+    if (st.processor == st.copy_to)
+      stream.copy_to_device(dst, src, bytes);
+    else
+      stream.copy_to_host(dst, src, bytes);
+  }
+}
+
 backend::KernelSpec LoadedModel::kernel_spec(std::size_t node, int persistent_grid_max_sms) const {
   const auto& pn = plan_.nodes[node];
   backend::KernelSpec spec;
@@ -174,7 +284,7 @@ backend::FusionCandidate LoadedModel::fusion_candidate(std::size_t step, int per
   return candidate;
 }
 
-void LoadedModel::create_kernels(backend::Backend& device, int persistent_grid_max_sms, KernelFusion fusion) {
+void LoadedModel::create_kernels(int persistent_grid_max_sms, KernelFusion fusion) {
   kernels_.resize(plan_.nodes.size());
   fused_members_.resize(plan_.nodes.size());
   fused_away_.assign(plan_.nodes.size(), false);
@@ -182,6 +292,7 @@ void LoadedModel::create_kernels(backend::Backend& device, int persistent_grid_m
   try {
     for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
       const auto& nodes = plan_.steps[s].nodes;
+      backend::Backend& device = backend_of(plan_.steps[s].processor);
       // Fusion is offered once per Step, at the anchor that opens it.
       if (fusion == KernelFusion::allowed && !nodes.empty() && !plan_.nodes[nodes.front()].is_alias &&
           graph::op_role(plan_.model.nodes[plan_.nodes[nodes.front()].node_index]) == graph::OpRole::anchor) {
@@ -241,7 +352,8 @@ void LoadedModel::set_cancellation_points(const std::vector<bool>& points) {
   if (points.size() != plan_.steps.size())
     throw Error(ErrorCode::internal, "model '" + name_ + "': " + std::to_string(points.size()) +
                                          " cancellation flags for " + std::to_string(plan_.steps.size()) + " Steps");
-  for (std::size_t s = 0; s < points.size(); ++s) info_.steps[s].cancellation_point = points[s];
+  for (std::size_t s = 0; s < points.size(); ++s)
+    info_.steps[s].cancellation_point = points[s] && plan_.steps[s].live_on_first_processor_only;
 }
 
 void* LoadedModel::address(int id, void* arena) const {
@@ -294,6 +406,12 @@ void LoadedModel::run_step(std::size_t step, void* arena) {
   if (step >= plan_.steps.size())
     throw Error(ErrorCode::internal,
                 "model '" + name_ + "': Step " + std::to_string(step) + " of " + std::to_string(plan_.steps.size()));
+  if (!sides_.empty()) {
+    hand_over_before(step, arena);
+    launch_step(step, arena);
+    hand_over_after(step, arena);
+    return;
+  }
   if (!graphs_ || !graphs_->capturable(step)) return launch_step(step, arena);
   if (backend::Graph* graph = graphs_->find(step, arena)) {
     graph->launch(*stream_);
@@ -339,7 +457,11 @@ bool LoadedModel::run_step(std::size_t step, void* arena, StepCursor& cursor, co
   if (step >= plan_.steps.size())
     throw Error(ErrorCode::internal,
                 "model '" + name_ + "': Step " + std::to_string(step) + " of " + std::to_string(plan_.steps.size()));
-  return launch_step_from(step, arena, cursor, pause);
+  if (sides_.empty()) return launch_step_from(step, arena, cursor, pause);
+  if (cursor.at_start()) hand_over_before(step, arena);
+  const bool finished = launch_step_from(step, arena, cursor, pause);
+  if (finished) hand_over_after(step, arena);
+  return finished;
 }
 
 bool LoadedModel::launch_step_from(std::size_t step, void* arena, StepCursor& cursor,
@@ -348,9 +470,17 @@ bool LoadedModel::launch_step_from(std::size_t step, void* arena, StepCursor& cu
   if (cursor.node >= std::max<std::size_t>(nodes.size(), 1))
     throw Error(ErrorCode::internal, "model '" + name_ + "': Step " + std::to_string(step) + " resumed at node " +
                                          std::to_string(cursor.node) + " of " + std::to_string(nodes.size()));
+  if (plan_.steps[step].is_copy()) {
+    launch_copies(step, arena);
+    cursor = {};
+    return true;
+  }
+  const int processor = plan_.steps[step].processor;
+  backend::Stream& stream = step_stream(step);
+  void* workspace = processor == 0 ? workspace_.get() : sides_[static_cast<std::size_t>(processor) - 1].workspace.get();
   std::vector<const void*> inputs;
   std::vector<void*> outputs;
-  auto* base = static_cast<std::byte*>(arena);
+  auto* base = arena_on(processor, arena);
   auto* progress = reinterpret_cast<backend::ResumeProgress*>(base + progress_offset_);
   for (std::size_t k = cursor.node; k < nodes.size(); ++k) {
     const std::size_t n = nodes[k];
@@ -359,20 +489,20 @@ bool LoadedModel::launch_step_from(std::size_t step, void* arena, StepCursor& cu
     inputs.clear();
     outputs.clear();
     if (fused_members_[n].empty()) {
-      for (int id : pn.inputs) inputs.push_back(address(id, arena));
-      for (int id : pn.outputs) outputs.push_back(address(id, arena));
+      for (int id : pn.inputs) inputs.push_back(address_on(processor, id, arena));
+      for (int id : pn.outputs) outputs.push_back(address_on(processor, id, arena));
     } else {
       for (std::size_t m : fused_members_[n])
-        for (int id : plan_.nodes[m].inputs) inputs.push_back(address(id, arena));
+        for (int id : plan_.nodes[m].inputs) inputs.push_back(address_on(processor, id, arena));
       for (std::size_t m : fused_members_[n])
-        for (int id : plan_.nodes[m].outputs) outputs.push_back(address(id, arena));
+        for (int id : plan_.nodes[m].outputs) outputs.push_back(address_on(processor, id, arena));
     }
     auto& kernel = *kernels_[n];
     std::optional<trace::ScopedRange> op_range;
     if (!op_labels_.empty()) op_range.emplace(op_labels_[n]);
     const std::int32_t start = k == cursor.node ? cursor.iteration : 0;
     if (!kernel.resumable() || (pause == nullptr && start == 0)) {
-      kernel.run(inputs, outputs, workspace_.get(), *stream_);
+      kernel.run(inputs, outputs, workspace, stream);
       continue;
     }
     backend::ResumeContext context;
@@ -380,10 +510,10 @@ bool LoadedModel::launch_step_from(std::size_t step, void* arena, StepCursor& cu
     context.start_iteration = start;
     context.pause = pause;
     context.progress = progress;
-    kernel.run_resumable(inputs, outputs, workspace_.get(), context, *stream_);
+    kernel.run_resumable(inputs, outputs, workspace, context, stream);
     backend::ResumeProgress report;
-    stream_->copy_to_host(&report, progress, sizeof(report));
-    stream_->synchronize();
+    stream.copy_to_host(&report, progress, sizeof(report));
+    stream.synchronize();
     if (!report.paused) continue;
     if (report.next_iteration <= start || report.next_iteration >= kernel.resume_iterations())
       throw Error(ErrorCode::internal, "model '" + name_ + "', " + kernel.op_type() + " node '" + kernel.node_name() +

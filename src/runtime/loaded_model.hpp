@@ -1,8 +1,11 @@
 // A model as the runtime holds it: its compiled plan, one kernel per op on the executor's backend,
 // its weights on the device (uploaded once), its kernels' shared scratch and its own stream.
+// Executed across processors (AcrossProcessors), each processor it uses has its own stream, its
+// kernels, the weights its Steps read, scratch, and per request an arena of the plan's layout.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +14,7 @@
 #include "loom/model_info.hpp"
 #include "plan/compiled_model.hpp"
 #include "profile/active_profile.hpp"
+#include "runtime/across_processors.hpp"
 #include "runtime/memory_pool.hpp"
 #include "runtime/step_graphs.hpp"
 
@@ -41,10 +45,14 @@ class LoadedModel {
   // plan runs on that plan's stream (stream_priority is then unused) and reads each weight that
   // plan holds with the same name, dtype, shape and bytes from that plan's block; only the others
   // (the constants folded for this shape) are uploaded. `shares_with` must outlive this object.
+  // With `across` naming more than one processor (its handles[0] is `device` and `pool`), the plan
+  // is split and copied across them (plan::compile) and each Step's kernels are created on its
+  // processor's backend; the model then runs without graphs. The two do not combine (load()
+  // refuses dim ranges with an executed placement).
   LoadedModel(const Model& model, std::string name, std::size_t index, DType compute_dtype, backend::Backend& device,
               MemoryPool& pool, const plan::DevicePeaks& peaks, int stream_priority = 0,
               int persistent_grid_max_sms = 0, KernelFusion fusion = KernelFusion::allowed,
-              LoadedModel* shares_with = nullptr);
+              LoadedModel* shares_with = nullptr, const AcrossProcessors* across = nullptr);
 
   const std::string& name() const noexcept { return name_; }
   std::size_t index() const noexcept { return index_; }
@@ -55,16 +63,31 @@ class LoadedModel {
   const ModelInfo& info() const noexcept { return info_; }
   // "<model>/<step>": the NVTX range name of Step `step`, built once at load.
   const std::string& step_label(std::size_t step) const { return step_labels_.at(step); }
+  // The stream of the executor's device (processor 0): uploads, downloads, dumps and restores are
+  // ordered against it.
   backend::Stream& stream() noexcept { return *stream_; }
+  // Whether the plan runs on more than one processor (plan().heterogeneous()).
+  bool across_processors() const noexcept { return !sides_.empty(); }
+  // The stream Step `step` runs on (stream() unless the model runs across processors).
+  backend::Stream& step_stream(std::size_t step);
+  // Every stream the model's Steps use, stream() first.
+  std::vector<backend::Stream*> streams();
+  // Orders Step `step`'s work after `event`, recorded on a stream of the executor's device (a
+  // request's uploaded inputs, a restore).
+  void order_step_after(std::size_t step, backend::Event& event);
+  // Orders `consumer`'s later work (a stream of the executor's device) after what Step `step`'s
+  // stream holds so far.
+  void order_after_step(std::size_t step, backend::Stream& consumer);
 
   // Sets every Step's measured_us and probe slowdowns from the profile's entry with this model's
   // fingerprint (when it has one with as many Steps), and info().fingerprint and cost_source.
   void apply_profile(const profile::ActiveProfile& active);
   // Marks the boundary after Step s as a cancellation point when points[s] (one flag per Step),
-  // in info().
+  // in info(), and the plan can dump it from the executor's device alone
+  // (Step::live_on_first_processor_only).
   void set_cancellation_points(const std::vector<bool>& points);
-  // Records where the placement pass would run each node (info().placement); nothing runs
-  // differently for it.
+  // Records where the placement pass placed each node (info().placement); the plan was split by it
+  // at construction when the model runs across processors.
   void set_placement(ModelPlacement placement) { info_.placement = std::move(placement); }
 
   // Enqueues the kernels of Step `step` for the request whose arena starts at `arena`. With graphs
@@ -151,6 +174,21 @@ class LoadedModel {
   std::uint64_t own_weight_bytes_ = 0;
   std::unique_ptr<backend::Stream> own_stream_;  // null when running on a shared plan's stream
   backend::Stream* stream_ = nullptr;
+  backend::Backend* device_ = nullptr;
+  // Processors 1.. of a model run across processors (sides_[p - 1] is processor p).
+  struct Side {
+    ProcessorHandle handle;
+    std::unique_ptr<backend::Stream> stream;
+    PooledBuffer weights;
+    PooledBuffer workspace;
+    // Its arena for each request, by the request's arena on processor 0: the executor's pool hands
+    // an arena to one request at a time, and gives it back only after every stream of the model
+    // passed the request's work, so its side arenas are free again with it.
+    std::map<void*, PooledBuffer> arenas;
+  };
+  std::vector<Side> sides_;
+  // Per request arena: the event after its last Step, when the next Step runs on another stream.
+  std::map<void*, std::unique_ptr<backend::Event>> handoffs_;
   std::vector<std::string> step_labels_;
   std::vector<std::string> op_labels_;  // per planned node while op ranges are on; else empty
   std::uint64_t request_arena_bytes_ = 0;
@@ -165,8 +203,16 @@ class LoadedModel {
 
   backend::KernelSpec kernel_spec(std::size_t node, int persistent_grid_max_sms) const;
   backend::FusionCandidate fusion_candidate(std::size_t step, int persistent_grid_max_sms) const;
-  void create_kernels(backend::Backend& device, int persistent_grid_max_sms, KernelFusion fusion);
+  void create_kernels(int persistent_grid_max_sms, KernelFusion fusion);
   void upload_weights(MemoryPool& pool, const LoadedModel* shares_with, backend::Stream& upload);
+  backend::Backend& backend_of(int processor) const;
+  std::byte* arena_on(int processor, void* arena);
+  void* address_on(int processor, int id, void* arena);
+  void upload_side_weights(Side& side, int processor);
+  // Across processors: the wait before Step `step` runs, and the event after it for the next.
+  void hand_over_before(std::size_t step, void* arena);
+  void hand_over_after(std::size_t step, void* arena);
+  void launch_copies(std::size_t step, void* arena);
   void launch_step(std::size_t step, void* arena);
   bool launch_step_from(std::size_t step, void* arena, StepCursor& cursor, const volatile std::int32_t* pause);
 };

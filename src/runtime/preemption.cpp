@@ -16,6 +16,7 @@
 // this executor (top_class_submitted): armed, a device loop costs a host wait on CUDA and cannot
 // be a graph, so a workload of one class pays nothing; the very first higher-class request may
 // find a Step running unarmed.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -104,8 +105,8 @@ void Executor::Impl::dump(Request& request) {
   const std::size_t boundary = request.next_step - 1;
   const std::uint64_t total = model.live_bytes_after(boundary);
   if (request.dump.bytes() < total) request.dump = runtime::HostBuffer(*device, total);
-  // After the request's launched Steps (and whatever else the model's stream holds).
-  transfer_stream->wait(*model.stream().record());
+  // After the request's launched Steps (and whatever else the last one's stream holds).
+  model.order_after_step(boundary, *transfer_stream);
   model.dump_live(boundary, request.arena.get(), request.dump.data(), *transfer_stream);
   // The pool does not order a block's reuse by stream: the copies must land before the arena
   // goes back to it.
@@ -126,7 +127,8 @@ void Executor::Impl::restore(Request& request) {
   auto& model = *request.model;
   const std::size_t boundary = request.next_step - 1;
   model.restore_live(boundary, request.arena.get(), request.dump.data(), *transfer_stream);
-  model.stream().wait(*transfer_stream->record());
+  const std::size_t next = std::min(request.next_step, model.plan().steps.size() - 1);
+  model.order_step_after(next, *transfer_stream->record());
   request.dumped = false;
   add_transfer(model.live_bytes_after(boundary),
                std::chrono::duration<double, std::micro>(Clock::now() - host_start).count());

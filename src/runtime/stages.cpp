@@ -176,7 +176,8 @@ void Executor::Impl::pre_process_finished() {
 // reached (without this thread waiting).
 void Executor::Impl::release_failed_arena(Request& request, backend::Stream& download) {
   if (!request.arena.get()) return;
-  std::vector<backend::Stream*> streams = {transfer_stream.get(), &download, &request.model->stream()};
+  std::vector<backend::Stream*> streams = {transfer_stream.get(), &download};
+  for (backend::Stream* stream : request.model->streams()) streams.push_back(stream);
   if (request.upload_stream && request.upload_stream != transfer_stream.get()) streams.push_back(request.upload_stream);
   std::vector<std::unique_ptr<backend::Event>> after;
   try {

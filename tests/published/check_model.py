@@ -21,7 +21,9 @@ so any python3 can start it.
 
 loom-run also writes its placement report (--placement-report, docs/placement.md), which is checked
 to hold one entry per node: every node of the ONNX graph (Constant nodes become initializers) appears,
-placed, folded or removed at load, each with a processor and its cost/benefit figures.
+placed, folded or removed at load, each with a processor and its cost/benefit figures. On the cpu,
+the model also runs with its placement executed across cpu and cpu:accel, and its output files must
+be byte-identical to the one-device run's.
 
 Exit status: 0 all outputs pass, 1 a mismatch or a failure (loom-run's message is shown),
 77 skipped (--device cuda without a CUDA device; the venv, onnxruntime or the model's package
@@ -209,6 +211,26 @@ def compare_output_files(out_dir, output_names, reference, tolerance):
     return ok
 
 
+def check_split_run(args, path, in_dir, work, out_dir, outputs):
+    """Runs the model again with its placement executed across cpu and cpu:accel (docs/placement.md,
+    "Execution across processors"; th1 = 0.05 µs splits every model here) and checks that each
+    output file is byte-identical to the one-device run's."""
+    split_dir = os.path.join(work, "output_split")
+    os.makedirs(split_dir, exist_ok=True)
+    command = [args.loom_run, "--onnx", path, "--input-dir", in_dir, "--output-dir", split_dir, "--device", "cpu",
+               "--placement-processors", "cpu:accel,cpu", "--placement-th1", "0.05", "--placement-execute"]
+    if run_loom(command, "  split across cpu and cpu:accel") is None:
+        return False
+    for i in range(outputs):
+        with open(os.path.join(out_dir, f"output_{i}.pb"), "rb") as one, \
+                open(os.path.join(split_dir, f"output_{i}.pb"), "rb") as split:
+            if one.read() != split.read():
+                print(f"  split across cpu and cpu:accel: FAIL: output_{i}.pb differs from the one-device run's")
+                return False
+    print(f"  split across cpu and cpu:accel: {outputs} output(s) byte-identical to the one-device run")
+    return True
+
+
 def check_placement_report(path, model):
     """Prints what the placement report holds; returns True when it has an entry, a processor and
     figures for every node of `model`'s graph."""
@@ -312,6 +334,8 @@ def main():
     print(f"check_model: outputs (pass: max rel diff <= {args.tolerance:g})")
     ok = compare_output_files(out_dir, output_names, reference, args.tolerance)
     ok = check_placement_report(placement_report, model) and ok
+    if args.device == "cpu":
+        ok = check_split_run(args, path, in_dir, work, out_dir, len(output_names)) and ok
     print("check_model: " + ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
 

@@ -47,11 +47,12 @@ struct PairRun {
 
 // One executor with models "long" and "urgent" and a hook that submits the urgent request when
 // the long one has launched `trigger_after_steps` Steps. With `urgent_on_long_model`, the urgent
-// request goes to "long" too (one stream and kernel scratch for both requests).
+// request goes to "long" too (one stream and kernel scratch for both requests). "long" loads with
+// `long_load` (its name replaced).
 class PreemptionHarness {
  public:
   PreemptionHarness(ExecutorOptions options, const Model& long_model, const Model& urgent_model,
-                    bool urgent_on_long_model = false)
+                    bool urgent_on_long_model = false, LoadOptions long_load = {})
       : urgent_name_(urgent_on_long_model ? "long" : "urgent") {
     options.record_timeline = true;
     runtime::ExecutorTestHooks hooks;
@@ -63,7 +64,8 @@ class PreemptionHarness {
       return arrivals_;  // hold the dispatcher until the urgent request reached it
     };
     executor_ = runtime::ExecutorTestHooks::make_executor(options, std::move(hooks));
-    executor_->load(long_model, "long");
+    long_load.name = "long";
+    executor_->load(long_model, long_load);
     executor_->load(urgent_model, "urgent");
   }
 

@@ -328,6 +328,13 @@ TEST(ShapePlans, LoadRefusesBadRanges) {
         executor.load(model, load);
       },
       ErrorCode::unsupported, {"pre_process"});
+  expect_error(
+      [&] {
+        LoadOptions load = ranged(1, 2, 3);
+        load.placement.execute = true;
+        executor.load(model, load);
+      },
+      ErrorCode::unsupported, {"placement.execute"});
   EXPECT_TRUE(executor.models().empty());
 
   ExecutorOptions compare = cpu_options();

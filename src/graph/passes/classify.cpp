@@ -148,7 +148,7 @@ std::vector<NodeWork> classify_work(const Model& model) {
 
   for (std::size_t n = 0; n < count; ++n) {
     const Node& node = model.nodes[n];
-    if (node.op_type == "Shape" || node.op_type == "Size") {
+    if (graph::reads_only_metadata(node)) {
       scalar[n] = true;
       work[n].rule = "shape metadata";
     }

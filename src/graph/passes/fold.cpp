@@ -177,7 +177,7 @@ std::size_t fold_constants(Model& model, bool fold_outputs, LoweredValues* lower
         !fold_outputs && std::any_of(node.outputs.begin(), node.outputs.end(),
                                      [&](const std::string& o) { return graph_outputs.count(o) != 0; });
     // Shape and Size need only the input's shape, known here even when its values are not.
-    const bool shape_only = (node.op_type == "Shape" || node.op_type == "Size") && inputs.size() == 1 && inputs[0];
+    const bool shape_only = graph::reads_only_metadata(node) && inputs.size() == 1 && inputs[0];
     if (feeds_output || !(all_constant || shape_only)) {
       kept.push_back(std::move(node));
       continue;

@@ -370,10 +370,10 @@ void Executor::load(const Model& original, const LoadOptions& options) {
     }
   }
   const plan::DevicePeaks peaks = profile::roofline_peaks(impl_->profile, *impl_->device, impl_->options.compute_dtype);
-  auto loaded = std::make_unique<runtime::LoadedModel>(
-      model, name, impl_->models.size(), impl_->options.compute_dtype, *impl_->device, *impl_->pool, peaks,
-      options.stream_priority, options.persistent_grid_max_sms, runtime::KernelFusion::allowed, nullptr,
-      across ? &*across : nullptr);
+  auto loaded = std::make_unique<runtime::LoadedModel>(model, name, impl_->models.size(), impl_->options.compute_dtype,
+                                                       *impl_->device, *impl_->pool, peaks, options.stream_priority,
+                                                       options.persistent_grid_max_sms, runtime::KernelFusion::allowed,
+                                                       nullptr, across ? &*across : nullptr);
   impl_->prepare_plan(*loaded);
   loaded->set_placement(std::move(placement));
   if (impl_->debug_compare) impl_->debug_compare->add_model(model, *loaded);

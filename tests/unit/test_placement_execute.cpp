@@ -4,17 +4,13 @@
 // same model on one device; one processor inserts no copies; bad settings are refused.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <future>
-
-#include <unistd.h>
 
 #include "loom/executor.hpp"
 #include "loom/placement.hpp"
 #include "test_executor_preempt_support.hpp"
+#include "test_placement_library.hpp"
 #include "test_support.hpp"
 
 using namespace loom;
@@ -22,42 +18,10 @@ using loom::test_support::expect_error;
 
 namespace {
 
-// cpu: the host. cpu:accel: a link of 1 µs + 64 bytes/µs, round trip 4 µs. MatMul (bucket 4) takes
-// 10 µs on the cpu and 2 on cpu:accel; pointwise work 1 µs on either; no scalar entries (the
-// defaults' fixed 1 µs on each). With th1 = 1 and th2 = 10 the rule puts the shape chain on the
-// cpu (only the host has a benefit for scalar work: o = cpu:accel's round trip) and the tensor work
-// on cpu:accel (s = 8 for the MatMuls there) — the test checks that it did, then what the planner
-// made of it.
-const char* kLibrary = R"({"format_version": 1, "machine": "hand-made",
-  "processors": [
-    {"name": "cpu", "host": true, "launch_us": 0, "fixed_us": 1, "flops_per_us": 100, "bytes_per_us": 10,
-     "link_latency_us": 0, "link_bytes_per_us": 0, "round_trip_us": 0},
-    {"name": "cpu:accel", "host": false, "launch_us": 0, "fixed_us": 1, "flops_per_us": 100, "bytes_per_us": 10,
-     "link_latency_us": 1, "link_bytes_per_us": 64, "round_trip_us": 4}],
-  "entries": [
-    {"op": "matmul", "dtype": "f32", "bucket": 4, "processor": "cpu", "work": 512, "bytes": 1152, "time_us": 10,
-     "t_us": 0, "a_us": 10, "s_us": 0, "o_us": 0},
-    {"op": "matmul", "dtype": "f32", "bucket": 4, "processor": "cpu:accel", "work": 512, "bytes": 1152, "time_us": 2,
-     "t_us": 0, "a_us": 2, "s_us": 8, "o_us": 0},
-    {"op": "pointwise", "dtype": "f32", "bucket": 2, "processor": "cpu", "work": 16, "bytes": 128, "time_us": 1,
-     "t_us": 0, "a_us": 1, "s_us": 0, "o_us": 0},
-    {"op": "pointwise", "dtype": "f32", "bucket": 2, "processor": "cpu:accel", "work": 16, "bytes": 128, "time_us": 1,
-     "t_us": 0, "a_us": 1, "s_us": 0, "o_us": 0}]})";
-
-class LibraryFile {
- public:
-  LibraryFile()
-      : path_(
-            (std::filesystem::temp_directory_path() / ("loom_execute_library_" + std::to_string(::getpid()) + ".json"))
-                .string()) {
-    std::ofstream(path_) << kLibrary;
-  }
-  ~LibraryFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// The hand-made library (test_placement_library.hpp). With th1 = 1 and th2 = 10 the rule puts the
+// shape chain on the cpu (only the host has a benefit for scalar work: o = cpu:accel's round trip)
+// and the tensor work on cpu:accel (s = 8 for the MatMuls there) — the test checks that it did,
+// then what the planner made of it.
 
 // x [2,3,4] -> MatMul(w [4,8]) -> Relu -> divided by x's last dimension -> MatMul(w2 [8,5]) -> y.
 // The divisor comes from a shape subgraph (Shape -> Gather -> Cast), which loading keeps in the
@@ -158,7 +122,7 @@ class PlacementExecute : public ::testing::TestWithParam<bool> {};  // stream wo
 //   copy cpu:accel->cpu of y              (outputs are read on the executor's device)
 // Copies between cpu:accel and the host run on cpu:accel's stream.
 TEST_P(PlacementExecute, SplitAcrossCpuAndAccelEqualsOneDeviceBitForBit) {
-  const LibraryFile library;
+  const test_support::HandMadeLibraryFile library("loom_execute_library");
   const Model model = shape_subgraph_model();
   Executor single(executor_options("cpu", library.path(), GetParam()));
   single.load(model, split_load(false));
@@ -203,7 +167,7 @@ TEST_P(PlacementExecute, SplitAcrossCpuAndAccelEqualsOneDeviceBitForBit) {
 //   copy cpu->cpu:accel of count          (on cpu:accel's stream)
 //   MatMul + Relu + Div; MatMul           on cpu:accel
 TEST_P(PlacementExecute, SplitWithTheAcceleratorAsTheDeviceCopiesOnlyWhatIsRead) {
-  const LibraryFile library;
+  const test_support::HandMadeLibraryFile library("loom_execute_library");
   const Model model = shape_subgraph_model();
   Executor single(executor_options("cpu:accel", library.path(), GetParam()));
   single.load(model, split_load(false));
@@ -256,7 +220,7 @@ TEST(PlacementExecuteOneProcessor, EverythingOnTheDeviceInsertsNoCopies) {
 // A boundary is a cancellation point only where every live value is on the device alone: there a
 // dump from the device's arena is the whole state.
 TEST(PlacementExecuteSplit, CancellationPointsOnlyWhereTheLiveValuesAreOnTheDeviceAlone) {
-  const LibraryFile library;
+  const test_support::HandMadeLibraryFile library("loom_execute_library");
   ExecutorOptions options = executor_options("cpu", library.path(), false);
   options.cancellation_interval_us = 0;  // every boundary that qualifies
   Executor executor(options);
@@ -275,7 +239,7 @@ TEST(PlacementExecuteSplit, CancellationPointsOnlyWhereTheLiveValuesAreOnTheDevi
 // The timeline shows every Step of every request, copy Steps included, and each request's
 // phases still add up to its latency.
 TEST(PlacementExecuteSplit, TimelineAndRequestTimesCoverEveryStep) {
-  const LibraryFile library;
+  const test_support::HandMadeLibraryFile library("loom_execute_library");
   ExecutorOptions options = executor_options("cpu", library.path(), false);
   options.record_timeline = true;
   options.stage_timing = true;
@@ -312,7 +276,7 @@ TEST(PlacementExecuteSplit, TimelineAndRequestTimesCoverEveryStep) {
 // the split request resumes with the copy to cpu:accel from its restored arena. Both outputs equal
 // their runs alone bit for bit.
 TEST(PlacementExecuteSplit, PreemptedAtABoundaryOnTheDeviceDumpsAndResumes) {
-  const LibraryFile library;
+  const test_support::HandMadeLibraryFile library("loom_execute_library");
   ExecutorOptions options = executor_options("cpu", library.path(), false);
   options.cancellation_interval_us = 0;
   const Model long_model = shape_subgraph_model();
@@ -345,7 +309,7 @@ TEST(PlacementExecuteSplit, PreemptedAtABoundaryOnTheDeviceDumpsAndResumes) {
 }
 
 TEST(PlacementExecuteErrors, BadSettingsAreRefusedNamingTheCombination) {
-  const LibraryFile library;
+  const test_support::HandMadeLibraryFile library("loom_execute_library");
   const Model model = shape_subgraph_model();
   Executor executor(executor_options("cpu", library.path(), false));
   LoadOptions load = split_load(true);

@@ -3,16 +3,11 @@
 // the CPU, the report's JSON, and the errors.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include "loom/executor.hpp"
 #include "loom/placement.hpp"
+#include "test_placement_library.hpp"
 #include "test_support.hpp"
 
 using namespace loom;
@@ -20,32 +15,8 @@ using loom::test_support::expect_error;
 
 namespace {
 
-// cpu: the host. cpu:accel: a link of 1 µs + 64 bytes/µs. Entries at exactly the sizes of the
-// model below, so no scaling: MatMul [1,16] x [16,16] (2 * 16 * 16 = 512 FLOPs, bucket 4) takes
-// 10 µs on the cpu, 2 on cpu:accel; Relu of 16 elements (bucket 2) 1 µs on either.
-const char* kLibrary = R"({"format_version": 1, "machine": "hand-made",
-  "processors": [
-    {"name": "cpu", "host": true, "launch_us": 0, "fixed_us": 1, "flops_per_us": 100, "bytes_per_us": 10,
-     "link_latency_us": 0, "link_bytes_per_us": 0, "round_trip_us": 0},
-    {"name": "cpu:accel", "host": false, "launch_us": 0, "fixed_us": 1, "flops_per_us": 100, "bytes_per_us": 10,
-     "link_latency_us": 1, "link_bytes_per_us": 64, "round_trip_us": 4}],
-  "entries": [
-    {"op": "matmul", "dtype": "f32", "bucket": 4, "processor": "cpu", "work": 512, "bytes": 1152, "time_us": 10,
-     "t_us": 0, "a_us": 10, "s_us": 0, "o_us": 0},
-    {"op": "matmul", "dtype": "f32", "bucket": 4, "processor": "cpu:accel", "work": 512, "bytes": 1152, "time_us": 2,
-     "t_us": 0, "a_us": 2, "s_us": 8, "o_us": 0},
-    {"op": "pointwise", "dtype": "f32", "bucket": 2, "processor": "cpu", "work": 16, "bytes": 128, "time_us": 1,
-     "t_us": 0, "a_us": 1, "s_us": 0, "o_us": 0},
-    {"op": "pointwise", "dtype": "f32", "bucket": 2, "processor": "cpu:accel", "work": 16, "bytes": 128, "time_us": 1,
-     "t_us": 0, "a_us": 1, "s_us": 0, "o_us": 0}]})";
-
-std::string write_library() {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("loom_placement_library_" + std::to_string(::getpid()) + ".json"))
-          .string();
-  std::ofstream(path) << kLibrary;
-  return path;
-}
+// The hand-made library (test_placement_library.hpp) has entries at exactly the sizes of the model
+// below, so no scaling: MatMul [1,16] x [16,16] (bucket 4), Relu of 16 elements (bucket 2).
 
 Model matmul_relu() {
   ModelBuilder b("matmul_relu");
@@ -71,7 +42,8 @@ ExecutorOptions cpu_executor(const std::string& library) {
 //     to the host), a = 1, c = 3, p = 0; the pair c = 4 + 3 = 7 <= 10, p = 8 + 0 = 8 >= 1: passes.
 //     (Alone it would fail everywhere: p = 0 < 1.)
 TEST(PlacementLoad, PlacesTheLoadedGraphByTheRuleWithTheLibrarysFigures) {
-  const std::string library = write_library();
+  const test_support::HandMadeLibraryFile library_file("loom_placement_library");
+  const std::string& library = library_file.path();
   Executor executor(cpu_executor(library));
   LoadOptions load;
   load.placement.processors = {"cpu:accel", "cpu"};
@@ -79,7 +51,6 @@ TEST(PlacementLoad, PlacesTheLoadedGraphByTheRuleWithTheLibrarysFigures) {
   load.placement.cost_threshold_us = 10;
   executor.load(matmul_relu(), load);
   const ModelPlacement& placement = executor.model_info("matmul_relu").placement;
-  std::remove(library.c_str());
 
   ASSERT_TRUE(placement.enabled);
   EXPECT_EQ(placement.library, library);

@@ -1,7 +1,7 @@
 // The threads of one host stage (pre-process or post-process): each takes the next item from the
 // stage's queue and handles it. The count can change while the stage runs (re-balancing): a larger
 // count starts threads, a smaller one parks the highest-numbered ones after their current item.
-// Busy time and items handled are counted here, for the stage's figures and the re-balancing.
+// Busy time and items taken are counted here, for the stage's figures and the re-balancing.
 #pragma once
 
 #include <algorithm>
@@ -98,11 +98,13 @@ class StageWorkers {
         }
         continue;
       }
+      // Counted when taken: the handler may complete the request (post-process), and whoever
+      // then holds its result must find it counted.
+      ++items_;
       const auto start = std::chrono::steady_clock::now();
       handle_(index, std::move(*item));
       busy_ns_ += static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-      ++items_;
     }
   }
 

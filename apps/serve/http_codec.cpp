@@ -51,7 +51,7 @@ void put_value(Tensor& tensor, std::size_t index, const json& value, const std::
     }
   }
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16_t> ||
-                       std::is_same_v<T, bf16_t>) {
+                std::is_same_v<T, bf16_t>) {
     if (!value.is_number()) bad(where + ": expected a number, got " + json_type(value));
     *out = narrow<T>(value.get<double>());
   } else {
@@ -100,19 +100,31 @@ void fill_from_json(Tensor& tensor, const json& data, const std::string& where) 
 
 void fill_from_json(Tensor& tensor, const json& data, const std::string& where) {
   switch (tensor.dtype()) {
-    case DType::f32: return fill_from_json<float>(tensor, data, where);
-    case DType::f16: return fill_from_json<f16_t>(tensor, data, where);
-    case DType::bf16: return fill_from_json<bf16_t>(tensor, data, where);
-    case DType::f64: return fill_from_json<double>(tensor, data, where);
-    case DType::i64: return fill_from_json<std::int64_t>(tensor, data, where);
-    case DType::i32: return fill_from_json<std::int32_t>(tensor, data, where);
-    case DType::i16: return fill_from_json<std::int16_t>(tensor, data, where);
-    case DType::i8: return fill_from_json<std::int8_t>(tensor, data, where);
-    case DType::u64: return fill_from_json<std::uint64_t>(tensor, data, where);
-    case DType::u32: return fill_from_json<std::uint32_t>(tensor, data, where);
-    case DType::u16: return fill_from_json<std::uint16_t>(tensor, data, where);
+    case DType::f32:
+      return fill_from_json<float>(tensor, data, where);
+    case DType::f16:
+      return fill_from_json<f16_t>(tensor, data, where);
+    case DType::bf16:
+      return fill_from_json<bf16_t>(tensor, data, where);
+    case DType::f64:
+      return fill_from_json<double>(tensor, data, where);
+    case DType::i64:
+      return fill_from_json<std::int64_t>(tensor, data, where);
+    case DType::i32:
+      return fill_from_json<std::int32_t>(tensor, data, where);
+    case DType::i16:
+      return fill_from_json<std::int16_t>(tensor, data, where);
+    case DType::i8:
+      return fill_from_json<std::int8_t>(tensor, data, where);
+    case DType::u64:
+      return fill_from_json<std::uint64_t>(tensor, data, where);
+    case DType::u32:
+      return fill_from_json<std::uint32_t>(tensor, data, where);
+    case DType::u16:
+      return fill_from_json<std::uint16_t>(tensor, data, where);
     case DType::u8:
-    case DType::boolean: return fill_from_json<std::uint8_t>(tensor, data, where);
+    case DType::boolean:
+      return fill_from_json<std::uint8_t>(tensor, data, where);
   }
   bad(where + ": no JSON decoding for this datatype");
 }
@@ -131,7 +143,7 @@ json to_json_values(const Tensor& tensor) {
       }
     }
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16_t> ||
-                         std::is_same_v<T, bf16_t>) {
+                  std::is_same_v<T, bf16_t>) {
       const double v = static_cast<double>(widen(data[i]));
       if (std::isfinite(v))
         values.push_back(v);
@@ -146,22 +158,34 @@ json to_json_values(const Tensor& tensor) {
 
 json to_json_values(const Tensor& tensor) {
   switch (tensor.dtype()) {
-    case DType::f32: return to_json_values<float>(tensor);
-    case DType::f16: return to_json_values<f16_t>(tensor);
-    case DType::bf16: return to_json_values<bf16_t>(tensor);
-    case DType::f64: return to_json_values<double>(tensor);
-    case DType::i64: return to_json_values<std::int64_t>(tensor);
-    case DType::i32: return to_json_values<std::int32_t>(tensor);
-    case DType::i16: return to_json_values<std::int16_t>(tensor);
-    case DType::i8: return to_json_values<std::int8_t>(tensor);
-    case DType::u64: return to_json_values<std::uint64_t>(tensor);
-    case DType::u32: return to_json_values<std::uint32_t>(tensor);
-    case DType::u16: return to_json_values<std::uint16_t>(tensor);
+    case DType::f32:
+      return to_json_values<float>(tensor);
+    case DType::f16:
+      return to_json_values<f16_t>(tensor);
+    case DType::bf16:
+      return to_json_values<bf16_t>(tensor);
+    case DType::f64:
+      return to_json_values<double>(tensor);
+    case DType::i64:
+      return to_json_values<std::int64_t>(tensor);
+    case DType::i32:
+      return to_json_values<std::int32_t>(tensor);
+    case DType::i16:
+      return to_json_values<std::int16_t>(tensor);
+    case DType::i8:
+      return to_json_values<std::int8_t>(tensor);
+    case DType::u64:
+      return to_json_values<std::uint64_t>(tensor);
+    case DType::u32:
+      return to_json_values<std::uint32_t>(tensor);
+    case DType::u16:
+      return to_json_values<std::uint16_t>(tensor);
     case DType::u8:
-    case DType::boolean: return to_json_values<std::uint8_t>(tensor);
+    case DType::boolean:
+      return to_json_values<std::uint8_t>(tensor);
   }
-  throw Error(ErrorCode::internal, "encode_infer_response: no JSON encoding for dtype " +
-                                       std::string(dtype_name(tensor.dtype())));
+  throw Error(ErrorCode::internal,
+              "encode_infer_response: no JSON encoding for dtype " + std::string(dtype_name(tensor.dtype())));
 }
 
 std::vector<std::int64_t> decode_shape(const json& input, const std::string& where) {
@@ -171,7 +195,8 @@ std::vector<std::int64_t> decode_shape(const json& input, const std::string& whe
   std::vector<std::int64_t> dims;
   for (std::size_t i = 0; i < shape->size(); ++i) {
     const json& dim = (*shape)[i];
-    if (!dim.is_number_integer() || (dim.is_number_integer() && !dim.is_number_unsigned() && dim.get<std::int64_t>() < 0))
+    if (!dim.is_number_integer() ||
+        (dim.is_number_integer() && !dim.is_number_unsigned() && dim.get<std::int64_t>() < 0))
       bad(where + ".shape[" + std::to_string(i) + "]: expected a dim of 0 or more, got " + dim.dump());
     if (dim.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
       bad(where + ".shape[" + std::to_string(i) + "]: " + dim.dump() + " is too large a dim");
@@ -259,13 +284,20 @@ std::vector<RequestedOutput> decode_outputs(const json& outputs, bool binary_def
 
 int http_status(Status status) noexcept {
   switch (status) {
-    case Status::ok: return 200;
-    case Status::bad_request: return 400;
-    case Status::not_found: return 404;
-    case Status::unavailable: return 503;
-    case Status::timeout: return 504;
-    case Status::too_large: return 413;
-    case Status::internal: return 500;
+    case Status::ok:
+      return 200;
+    case Status::bad_request:
+      return 400;
+    case Status::not_found:
+      return 404;
+    case Status::unavailable:
+      return 503;
+    case Status::timeout:
+      return 504;
+    case Status::too_large:
+      return 413;
+    case Status::internal:
+      return 500;
   }
   return 500;
 }
@@ -284,6 +316,11 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
           std::to_string(body.size()) + " bytes");
     header = body.substr(0, *header_length);
   }
+  // nlohmann's parser takes a NUL byte for the end of its input, and JSON text holds none: binary
+  // bytes sent without the header that says where the JSON ends.
+  if (const auto nul = header.find('\0'); nul != std::string_view::npos)
+    bad("request body: a NUL byte at byte offset " + std::to_string(nul) +
+        " of the JSON (binary tensor data needs the Inference-Header-Content-Length header)");
   json root;
   try {
     root = json::parse(header.begin(), header.end());
@@ -291,7 +328,8 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
     std::string what = e.what();
     // nlohmann's text starts "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
     const auto at = what.find("parse error");
-    bad("request body: malformed JSON at byte " + std::to_string(e.byte) + " (" +
+    // e.byte counts from 1; the offset of the byte the parser stopped at counts from 0.
+    bad("request body: malformed JSON at byte offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0) + " (" +
         (at == std::string::npos ? what : what.substr(at)) + ")");
   }
   if (!root.is_object()) bad("request body: expected a JSON object, got " + json_type(root));
@@ -309,7 +347,8 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
   const json* inputs = field(root, "inputs");
   if (!inputs) bad("request: the field 'inputs' is missing");
   if (!inputs->is_array() || inputs->empty())
-    bad("request.inputs: expected a non-empty array of inputs, got " + (inputs->is_array() ? std::string("[]") : json_type(*inputs)));
+    bad("request.inputs: expected a non-empty array of inputs, got " +
+        (inputs->is_array() ? std::string("[]") : json_type(*inputs)));
 
   // The binary part: each binary input's bytes, in input order, right after the JSON.
   std::size_t binary_offset = header.size();
@@ -353,7 +392,9 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
       if (dtype == DType::boolean) {
         const auto* bytes = static_cast<const std::uint8_t*>(tensor.data());
         for (std::int64_t k = 0; k < tensor.numel(); ++k)
-          if (bytes[k] > 1) bad(where + ": BOOL element " + std::to_string(k) + " is byte " + std::to_string(bytes[k]) + ", not 0 or 1");
+          if (bytes[k] > 1)
+            bad(where + ": BOOL element " + std::to_string(k) + " is byte " + std::to_string(bytes[k]) +
+                ", not 0 or 1");
       }
     } else {
       if (!data) bad(where + ": the field 'data' is missing (or parameters.binary_data_size for binary data)");
@@ -366,7 +407,8 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
     bad("request body: " + std::to_string(binary_end - binary_offset) +
         " bytes after the JSON and the binary inputs that no input's binary_data_size accounts for");
 
-  if (const json* outputs = field(root, "outputs")) request.outputs = decode_outputs(*outputs, decoded.binary_data_output);
+  if (const json* outputs = field(root, "outputs"))
+    request.outputs = decode_outputs(*outputs, decoded.binary_data_output);
   return decoded;
 }
 
@@ -398,8 +440,7 @@ EncodedInfer encode_infer_response(const InferResponse& response, bool all_binar
     std::size_t total = encoded.body.size();
     for (const Tensor* tensor : binary) total += tensor->bytes();
     encoded.body.reserve(total);
-    for (const Tensor* tensor : binary)
-      encoded.body.append(static_cast<const char*>(tensor->data()), tensor->bytes());
+    for (const Tensor* tensor : binary) encoded.body.append(static_cast<const char*>(tensor->data()), tensor->bytes());
   }
   return encoded;
 }

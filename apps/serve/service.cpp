@@ -460,7 +460,8 @@ void Service::infer(InferRequest request, InferDone done) {
   const double timeout_ms = request.timeout_ms > 0 ? request.timeout_ms : m->entry.config.timeout_ms;
   if (timeout_ms > 0)
     options.deadline =
-        std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(timeout_ms * 1000.0));
+        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double, std::milli>(timeout_ms));
 
   InferResponse response{m->entry.name, m->entry.version, request.id, {}};
   const std::string name = m->entry.name;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/onnx.hpp"
+#include "serve/devices.hpp"
 #include "serve/service.hpp"
 #include "unit/onnx_proto_builder.hpp"
 
@@ -62,6 +63,20 @@ onnx::ModelProto transpose_model() {
   auto* t = add_node(g, "Transpose", {"x"}, {"t"});
   loom::testing::set_ints(t, "perm", {1, 0});
   add_output(g, "t");
+  return m;
+}
+
+// A table lookup: ids [batch, 2] (INT64) → rows of a 5x3 table, [batch, 2, 3]. An id outside 0..4
+// fails the request while it runs (Gather's index check).
+onnx::ModelProto lookup_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "ids", onnx::TensorProto::INT64, {"batch", "2"});
+  std::vector<float> table(15);
+  for (int i = 0; i < 15; ++i) table[i] = 0.5f * static_cast<float>(i) - 3.0f;
+  *g->add_initializer() = float_tensor("table", {5, 3}, table);
+  add_node(g, "Gather", {"table", "ids"}, {"rows"});
+  add_output(g, "rows");
   return m;
 }
 
@@ -169,6 +184,27 @@ TEST_F(ServiceTest, DatatypeNamesRoundTrip) {
   EXPECT_EQ(kserve_datatype(DType::boolean), "BOOL");
   EXPECT_EQ(kserve_datatype(DType::u64), "UINT64");
   EXPECT_FALSE(dtype_from_kserve("BYTES").has_value());
+}
+
+TEST(ServeDevices, ExecutorsPerDeviceAndTheLeastLoadedRule) {
+  EXPECT_EQ(executor_devices("auto", 0), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(executor_devices("auto", 2), (std::vector<std::string>{"cuda:0", "cuda:1"}));
+  EXPECT_EQ(executor_devices("cuda", 3), (std::vector<std::string>{"cuda:0", "cuda:1", "cuda:2"}));
+  EXPECT_EQ(executor_devices("cuda:1", 2), std::vector<std::string>{"cuda:1"});
+  EXPECT_EQ(executor_devices("cpu", 2), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(loom::testing::error_of([] { executor_devices("cuda", 0); }).code, ErrorCode::invalid_argument);
+
+  // Fewest weight bytes; on a tie the lowest index; a configured index wins when in range.
+  EXPECT_EQ(choose_device({300, 100, 200}, std::nullopt), 1u);
+  EXPECT_EQ(choose_device({100, 50, 50}, std::nullopt), 1u);
+  EXPECT_EQ(choose_device({0, 0}, std::nullopt), 0u);
+  EXPECT_EQ(choose_device({0, 500}, 1), 1u);
+  EXPECT_FALSE(choose_device({0, 500}, 2).has_value());
+  EXPECT_FALSE(choose_device({0}, -1).has_value());
+
+  EXPECT_EQ(executor_metrics_port(9100, 0), 9100);
+  EXPECT_EQ(executor_metrics_port(9100, 2), 9102);
+  EXPECT_EQ(executor_metrics_port(0, 3), 0);
 }
 
 TEST_F(ServiceTest, MissingRepositoryIsAnError) {
@@ -514,6 +550,58 @@ TEST_F(ServiceTest, ConcurrentClientsWithUnevenRowsGetTheirOwnRows) {
       expect_same_bits(answer.response.outputs[1].tensor, alone[1], "z");
     }
   EXPECT_EQ(service.model("batched")->batching.requests, static_cast<std::uint64_t>(kThreads * kPerThread));
+}
+
+TEST_F(ServiceTest, AFailingBatchFailsEachOfItsRequests) {
+  add_model("lookup", lookup_model());
+  write("lookup/config.json", R"({"max_batch_size": 4, "max_queue_delay_us": 5000000})");
+  Service service(options());
+  ASSERT_TRUE(service.ready()) << service.model("lookup")->error;
+  auto ids = [](std::vector<std::int64_t> v) {
+    const auto rows = static_cast<std::int64_t>(v.size() / 2);
+    InferRequest r;
+    r.model = "lookup";
+    r.inputs.push_back({"ids", Tensor::from<std::int64_t>(Shape{rows, 2}, v)});
+    return r;
+  };
+  // Four rows in four requests: one batch, one of them with an id outside the table.
+  const std::vector<std::vector<std::int64_t>> batch = {{0, 1}, {2, 3}, {4, 99}, {1, 1}};
+  std::vector<std::future<Answer>> answers;
+  for (const auto& v : batch) {
+    auto promise = std::make_shared<std::promise<Answer>>();
+    answers.push_back(promise->get_future());
+    service.infer(ids(v), [promise](std::optional<Failure> failure, InferResponse response) {
+      promise->set_value(Answer{std::move(failure), std::move(response)});
+    });
+  }
+  for (auto& a : answers) {
+    const Answer answer = a.get();
+    ASSERT_TRUE(answer.failure);
+    EXPECT_EQ(answer.failure->status, Status::bad_request) << answer.failure->message;
+    EXPECT_NE(answer.failure->message.find("99"), std::string::npos) << answer.failure->message;
+  }
+  EXPECT_EQ(service.model("lookup")->batching.largest_batch, 4u);
+
+  // The model still serves: rows of the table (0.5 * i - 3), hand-computed.
+  std::vector<std::future<Answer>> good;
+  for (const auto& v : std::vector<std::vector<std::int64_t>>{{4, 0, 2, 1}, {3, 3, 0, 4}}) {
+    auto promise = std::make_shared<std::promise<Answer>>();
+    good.push_back(promise->get_future());
+    service.infer(ids(v), [promise](std::optional<Failure> failure, InferResponse response) {
+      promise->set_value(Answer{std::move(failure), std::move(response)});
+    });
+  }
+  const std::vector<std::vector<std::int64_t>> expected_ids = {{4, 0, 2, 1}, {3, 3, 0, 4}};
+  for (std::size_t r = 0; r < good.size(); ++r) {
+    const Answer answer = good[r].get();
+    ASSERT_FALSE(answer.failure) << answer.failure->message;
+    const Tensor& rows = answer.response.outputs.at(0).tensor;
+    ASSERT_EQ(rows.shape(), (Shape{static_cast<std::int64_t>(expected_ids[r].size() / 2), 2, 3}));
+    const auto got = rows.values<float>();
+    for (std::size_t k = 0; k < expected_ids[r].size(); ++k)
+      for (int c = 0; c < 3; ++c)
+        EXPECT_EQ(got[k * 3 + c], 0.5f * static_cast<float>(expected_ids[r][k] * 3 + c) - 3.0f);
+  }
 }
 
 TEST_F(ServiceTest, TimeoutsAnswerTimeout) {

@@ -81,7 +81,10 @@ Failure failure_from(std::exception_ptr error, const std::string& model) {
   try {
     std::rethrow_exception(error);
   } catch (const Error& e) {
-    const std::string message = "model " + quoted(model) + ": " + e.what();
+    // The executor's messages name the model already; others get it in front.
+    const std::string what = e.what();
+    const std::string message =
+        what.find(quoted(model)) != std::string::npos ? what : "model " + quoted(model) + ": " + what;
     switch (e.code()) {
       case ErrorCode::shape_mismatch:
       case ErrorCode::dtype_mismatch:
@@ -440,8 +443,10 @@ void Service::infer(InferRequest request, InferDone done) {
 
   RequestOptions options;
   options.priority = request.priority.value_or(m->entry.config.priority);
+  // A timeout beyond kLongestTimeoutMs is none (its deadline would overflow the clock).
+  constexpr double kLongestTimeoutMs = 1e10;
   const double timeout_ms = request.timeout_ms > 0 ? request.timeout_ms : m->entry.config.timeout_ms;
-  if (timeout_ms > 0)
+  if (timeout_ms > 0 && timeout_ms < kLongestTimeoutMs)
     options.deadline =
         std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                std::chrono::duration<double, std::milli>(timeout_ms));

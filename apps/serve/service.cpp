@@ -308,6 +308,7 @@ Service::Service(ServiceOptions options) : impl_(std::make_unique<Impl>()) {
         ModelEntry& failed = served->entry;
         failed.error = e.what();
         failed.ready = false;
+        failed.device = -1;
         failed.inputs.clear();
         failed.outputs.clear();
         served->inputs.clear();

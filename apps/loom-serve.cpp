@@ -42,9 +42,10 @@ const char* kFooter = R"(Model repository (docs/serve.md):
   (optional) sets priority, max_batch_size, dims, dim_ranges, device, timeout_ms. A model that fails
   to load is reported not ready with its error; the others are served.
 Ports:
-  0 picks a free port (the "listening" line gives it); -1 turns that endpoint off. --metrics-port 0
-  asks the system for a free port and hands it to the executors (another process could take it in
-  between: give a fixed port in production).
+  0 picks a free port (the "listening" line gives it); -1 turns that endpoint off. Executor i (one
+  per device) serves its metrics on --metrics-port + i, one "metrics listening" line each. With
+  --metrics-port 0 the system picks a free port for the first, handed to the executors (another
+  process could take it in between: give fixed ports in production).
 Output:
   "loom-serve: HTTP listening on ADDRESS:PORT", "loom-serve: metrics listening on ADDRESS:PORT", then
   "loom-serve: ready" on stdout; each model's state on stderr. SIGINT or SIGTERM: stop accepting,
@@ -134,9 +135,11 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
     print_line("loom-serve: HTTP listening on " + http->address() + ":" + std::to_string(http->port()));
   }
   // --- gRPC front end (serve-grpc): started here, its "gRPC listening on" line printed. ---
+  // Executor i serves its metrics on metrics_port + i (docs/serve.md "Devices").
   if (options.executor.metrics_port > 0)
-    print_line("loom-serve: metrics listening on " + flags.address + ":" +
-               std::to_string(options.executor.metrics_port));
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      print_line("loom-serve: metrics listening on " + flags.address + ":" +
+                 std::to_string(options.executor.metrics_port + static_cast<int>(i)));
   print_line("loom-serve: ready");
 
   int signal_number = 0;

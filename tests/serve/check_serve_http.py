@@ -404,6 +404,27 @@ def check_load_from_second_process(checks, url, requests=200, threads=4, seconds
                  f"errors {len(counts['errors'])} {counts['errors'][:3]}")
 
 
+def check_metrics(checks, url):
+    """The executor's Prometheus endpoint on the port loom-serve printed: every served model's
+    completed requests counted (the checks above ran each at least once)."""
+    host, port = url.rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=CALL_SECONDS)
+    try:
+        connection.request("GET", "/metrics")
+        response = connection.getresponse()
+        text = response.read().decode()
+    finally:
+        connection.close()
+    counted = {}
+    for line in text.splitlines():
+        if line.startswith("loom_requests_total{") and 'status="completed"' in line:
+            model = line.split('model="', 1)[1].split('"', 1)[0]
+            counted[model] = float(line.rsplit(" ", 1)[1])
+    served = ["yolov8n", "minilm", make_repository.BATCHED]
+    checks.check(f"metrics at {url}: completed requests of every served model",
+                 response.status == 200 and all(counted.get(m, 0) >= 1 for m in served), str(counted))
+
+
 def check_cli_errors(checks, args, repo, work):
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
@@ -461,7 +482,7 @@ def main():
     checks = Checks()
     try:
         print("loom-serve on the test repository:")
-        with Server(args.loom_serve, repo) as server:
+        with Server(args.loom_serve, repo, metrics=0) as server:
             url = server.url()
             print(f"  serving at {url}")
             with client_for(url) as client:
@@ -470,6 +491,7 @@ def main():
                 check_bad_requests(checks, client, url, rng, vocab)
             check_concurrent(checks, url, reference, rng, vocab)
             check_load_from_second_process(checks, url)
+            check_metrics(checks, server.url("metrics"))
         checks.check("SIGTERM: exit 0", True)
         print("loom-serve with --max-request-bytes 4096:")
         check_size_limit(checks, args, repo)

@@ -178,6 +178,9 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
           return reply_error(response, 413,
                              "the request body is " + std::to_string(request.body.size()) +
                                  " bytes once decoded, over the server's limit of " + std::to_string(max_bytes));
+        // An unknown model is 404 whatever the body holds; readiness and the inputs are the
+        // Service's to check.
+        if (!find_model(*svc, match(request, 1), match(request, 2), response, false)) return;
         DecodedInfer decoded;
         try {
           decoded = decode_infer_request(request.body, header_length(request), match(request, 1), match(request, 2));

@@ -326,6 +326,13 @@ def check_bad_requests(checks, client, url, rng, vocab):
     got = np.array(body["outputs"][0]["data"], np.float32).reshape(2, 4) if status == 200 else None
     checks.check("gzip request body decoded", got is not None and np.array_equal(got, 2 * x + 1), f"{status}")
 
+    # tritonclient's own compression: a deflate request body, a gzip answer asked for.
+    x = rng.standard_normal((2, make_repository.BATCHED_WIDTH)).astype(np.float32)
+    result = client.infer(make_repository.BATCHED, triton_inputs({"x": x}, binary=False),
+                          outputs=[httpclient.InferRequestedOutput("y", binary_data=False)],
+                          request_compression_algorithm="deflate", response_compression_algorithm="gzip")
+    checks.check("deflate request, gzip answer (tritonclient)", np.array_equal(result.as_numpy("y"), 2 * x + 1))
+
     x = rng.standard_normal((1, make_repository.BATCHED_WIDTH)).astype(np.float32)
     result = client.infer(make_repository.BATCHED, triton_inputs({"x": x}, binary=True))
     checks.check("still serving after the bad requests", np.array_equal(result.as_numpy("y"), 2 * x + 1))

@@ -2,6 +2,7 @@
 // the raw little-endian bytes of Loom's host tensors.
 #include "http_codec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -40,23 +41,25 @@ std::string string_field(const json& object, const char* key, const std::string&
 
 // Fills element `index` of `tensor` (storage type T) from a JSON number or boolean.
 template <class T>
-void put_value(Tensor& tensor, std::size_t index, const json& value, const std::string& where) {
+void put_value(Tensor& tensor, std::size_t index, const json& value, const std::string& input) {
+  // The element's name is built only for an error: the data may hold millions of values.
+  const auto where = [&] { return input + ".data[" + std::to_string(index) + "]"; };
   T* out = static_cast<T*>(tensor.data()) + index;
   const DType dtype = tensor.dtype();
   if constexpr (std::is_same_v<T, std::uint8_t>) {
     if (dtype == DType::boolean) {
-      if (!value.is_boolean()) bad(where + ": expected true or false for BOOL, got " + json_type(value));
+      if (!value.is_boolean()) bad(where() + ": expected true or false for BOOL, got " + json_type(value));
       *out = value.get<bool>() ? 1 : 0;
       return;
     }
   }
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16_t> ||
                 std::is_same_v<T, bf16_t>) {
-    if (!value.is_number()) bad(where + ": expected a number, got " + json_type(value));
+    if (!value.is_number()) bad(where() + ": expected a number, got " + json_type(value));
     *out = narrow<T>(value.get<double>());
   } else {
     if (!value.is_number_integer())
-      bad(where + ": expected an integer for " + std::string(kserve_datatype(dtype)) + ", got " +
+      bad(where() + ": expected an integer for " + std::string(kserve_datatype(dtype)) + ", got " +
           (value.is_number_float() ? "the number " + value.dump() : json_type(value)));
     bool fits = false;
     if (value.is_number_unsigned()) {
@@ -72,19 +75,23 @@ void put_value(Tensor& tensor, std::size_t index, const json& value, const std::
         fits = v >= 0 && static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
       if (fits) *out = static_cast<T>(v);
     }
-    if (!fits) bad(where + ": " + value.dump() + " is out of the range of " + std::string(kserve_datatype(dtype)));
+    if (!fits) bad(where() + ": " + value.dump() + " is out of the range of " + std::string(kserve_datatype(dtype)));
   }
 }
 
 // Walks flat or nested row-major data, writing each leaf in order; `count` counts the leaves.
+// Nesting deeper than the shape's rank is refused before it could exhaust the stack.
 template <class T>
-void put_data(Tensor& tensor, const json& data, std::size_t& count, const std::string& where) {
+void put_data(Tensor& tensor, const json& data, std::size_t& count, const std::string& where, std::size_t depth) {
   if (data.is_array()) {
-    for (std::size_t i = 0; i < data.size(); ++i) put_data<T>(tensor, data[i], count, where);
+    if (depth > std::max<std::size_t>(tensor.shape().rank(), 1))
+      bad(where + ".data: nested " + std::to_string(depth) + " deep, deeper than the shape [" +
+          tensor.shape().to_string() + "]");
+    for (std::size_t i = 0; i < data.size(); ++i) put_data<T>(tensor, data[i], count, where, depth + 1);
     return;
   }
   const auto capacity = static_cast<std::size_t>(tensor.numel());
-  if (count < capacity) put_value<T>(tensor, count, data, where + ".data[" + std::to_string(count) + "]");
+  if (count < capacity) put_value<T>(tensor, count, data, where);
   ++count;
 }
 
@@ -92,7 +99,7 @@ template <class T>
 void fill_from_json(Tensor& tensor, const json& data, const std::string& where) {
   if (!data.is_array()) bad(where + ".data: expected an array, got " + json_type(data));
   std::size_t count = 0;
-  put_data<T>(tensor, data, count, where);
+  put_data<T>(tensor, data, count, where, 1);
   if (count != static_cast<std::size_t>(tensor.numel()))
     bad(where + ".data: " + std::to_string(count) + " values for shape [" + tensor.shape().to_string() + "] (" +
         std::to_string(tensor.numel()) + " values)");
@@ -363,7 +370,21 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
     for (const auto& earlier : request.inputs)
       if (earlier.name == decoded_input.name) bad(where + ": the input '" + decoded_input.name + "' is given twice");
     const DType dtype = decode_datatype(input, where);
-    Tensor tensor(dtype, Shape(decode_shape(input, where)));
+    const Shape shape(decode_shape(input, where));
+    // Each value takes at least one byte of the body, as JSON or as binary data: a shape holding
+    // more is refused before its tensor is allocated.
+    std::size_t elements = 1;
+    for (const std::int64_t dim : shape) {
+      if (dim != 0 && elements > body.size() / static_cast<std::size_t>(dim)) {
+        elements = body.size() + 1;
+        break;
+      }
+      elements *= static_cast<std::size_t>(dim);
+    }
+    if (elements > body.size())
+      bad(where + ".shape: [" + shape.to_string() + "] holds more values than a body of " +
+          std::to_string(body.size()) + " bytes can carry");
+    Tensor tensor(dtype, shape);
 
     std::optional<std::size_t> binary_size;
     if (const json* parameters = field(input, "parameters")) {

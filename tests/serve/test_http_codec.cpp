@@ -195,6 +195,11 @@ TEST(HttpCodec, RefusesDatatypesShapesAndValuesThatDoNotFit) {
                  {"('b').data[0]", "true or false"});
   expect_refused(one_input(R"({"name": "x", "shape": [1], "datatype": "FP32", "data": ["1"]})"), std::nullopt,
                  {"('x').data[0]", "expected a number, got string"});
+  expect_refused(one_input(R"({"name": "x", "shape": [2], "datatype": "FP32", "data": [1, [2]]})"), std::nullopt,
+                 {"('x').data: nested 2 deep, deeper than the shape [2]"});
+  // A shape holding more values than the body could carry is refused before anything is allocated.
+  expect_refused(one_input(R"({"name": "x", "shape": [100000, 100000, 100000], "datatype": "FP32", "data": []})"),
+                 std::nullopt, {"('x').shape: [100000x100000x100000] holds more values than a body of"});
 }
 
 TEST(HttpCodec, RefusesBinarySizesThatDoNotAddUp) {

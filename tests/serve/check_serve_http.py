@@ -197,6 +197,11 @@ def check_health_and_metadata(checks, client, reference):
                 got_inputs == [(n, types[t]) for n, t in expected_inputs] and
                 got_outputs == [o.name for o in session.get_outputs()])
         checks.check(f"model {model} metadata", same, json.dumps(metadata)[:300])
+    config = client.get_model_config(make_repository.BATCHED)
+    checks.check("scale_batched config (Triton's form): max_batch_size and dims without the batch",
+                 config.get("max_batch_size") == make_repository.BATCHED_MAX and
+                 config.get("input") == [{"name": "x", "data_type": "TYPE_FP32", "dims": [make_repository.BATCHED_WIDTH]}],
+                 json.dumps(config))
     yolo = client.get_model_metadata("yolov8n")
     checks.check("yolov8n input shape bound by config", yolo["inputs"][0]["shape"] == [1, 3, 320, 320],
                  str(yolo["inputs"][0]["shape"]))

@@ -5,6 +5,8 @@
 
 #include <httplib.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -29,10 +31,13 @@ constexpr const char* kJson = "application/json";
 constexpr const char* kBinary = "application/octet-stream";
 
 // httplib's default socket options set SO_REUSEPORT, which would let a second server share a port
-// already listened on; SO_REUSEADDR alone still refuses a port in use.
-void exclusive_port_options(socket_t sock) {
+// already listened on; SO_REUSEADDR alone still refuses a port in use. TCP_NODELAY (which Linux
+// passes on to the accepted connections): httplib writes an answer's headers and body separately,
+// and a small body held back by Nagle's algorithm until the client's delayed ACK costs 40 ms.
+void listening_socket_options(socket_t sock) {
   int yes = 1;
   setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
 }
 
 void check_address(const std::string& address, const std::string& where) {
@@ -131,7 +136,7 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
   check_address(address_, where);
 
   auto& server = state_->server;
-  server.set_socket_options(exclusive_port_options);
+  server.set_socket_options(listening_socket_options);
   const std::size_t threads = options.threads;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server.set_read_timeout(options.socket_timeout_seconds, 0);
@@ -172,23 +177,42 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
              });
   const std::size_t max_bytes = options.max_request_bytes;
   const double wait_cap_seconds = options.wait_cap_seconds;
+  // The infer route reads its body through a ContentReader: httplib would otherwise parse a body
+  // sent as application/x-www-form-urlencoded (curl -d's default) as a form, and refuse one over
+  // 8 KiB. The reader still applies the payload limit and decodes gzip/deflate/br.
   server.Post(
       R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/infer)",
-      [svc, max_bytes, wait_cap_seconds](const httplib::Request& request, httplib::Response& response) {
+      [svc, max_bytes, wait_cap_seconds](const httplib::Request& request, httplib::Response& response,
+                                         const httplib::ContentReader& content_reader) {
+        // The whole body is read (the connection may carry the next request), but kept only up to
+        // the limit: a small compressed body may decode to much more.
+        std::string body;
+        std::size_t body_bytes = 0;
+        const bool read = content_reader([&](const char* data, std::size_t length) {
+          body_bytes += length;
+          if (body_bytes <= max_bytes) body.append(data, length);
+          return true;
+        });
+        // httplib refuses a Content-Length over its payload limit (the same max_bytes) unread.
+        if (!read && response.status == 413)
+          return reply_error(response, 413,
+                             "the request body is over the server's limit of " + std::to_string(max_bytes) + " bytes");
+        if (!read)
+          return reply_error(response, 400, "the request body could not be read (cut short, or badly encoded)");
         const std::string encoding = request.get_header_value("Content-Encoding");
         if (!encoding_supported(encoding))
           return reply_error(response, 400,
                              "Content-Encoding '" + encoding + "' is unsupported (identity, gzip, deflate or br)");
-        if (request.body.size() > max_bytes)
+        if (body_bytes > max_bytes)
           return reply_error(response, 413,
-                             "the request body is " + std::to_string(request.body.size()) +
+                             "the request body is " + std::to_string(body_bytes) +
                                  " bytes once decoded, over the server's limit of " + std::to_string(max_bytes));
         // An unknown model is 404 whatever the body holds; readiness and the inputs are the
         // Service's to check.
         if (!find_model(*svc, match(request, 1), match(request, 2), response, false)) return;
         DecodedInfer decoded;
         try {
-          decoded = decode_infer_request(request.body, header_length(request), match(request, 1), match(request, 2));
+          decoded = decode_infer_request(body, header_length(request), match(request, 1), match(request, 2));
         } catch (const Error& e) {
           return reply_error(response, 400, e.what());
         }

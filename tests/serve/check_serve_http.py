@@ -328,6 +328,14 @@ def check_bad_requests(checks, client, url, rng, vocab):
     got = np.array(body["outputs"][0]["data"], np.float32).reshape(2, 4) if status == 200 else None
     checks.check("gzip request body decoded", got is not None and np.array_equal(got, 2 * x + 1), f"{status}")
 
+    # curl -d's Content-Type (a form) on a JSON body over 8 KiB: read as JSON all the same.
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    padded = json.dumps({"inputs": [{"name": "x", "shape": [2, 4], "datatype": "FP32", "data": x.tolist()}]}) + " " * 10000
+    status, body = raw_post(url, path, padded.encode(), {"Content-Type": "application/x-www-form-urlencoded"})
+    got = np.array(body["outputs"][0]["data"], np.float32).reshape(2, 4) if status == 200 else None
+    checks.check(f"a {len(padded)}-byte JSON body sent as a form (curl -d) read as JSON",
+                 got is not None and np.array_equal(got, 2 * x + 1), f"{status} {body if status != 200 else ''}")
+
     # tritonclient's own compression: a deflate request body, a gzip answer asked for.
     x = rng.standard_normal((2, make_repository.BATCHED_WIDTH)).astype(np.float32)
     result = client.infer(make_repository.BATCHED, triton_inputs({"x": x}, binary=False),
@@ -349,6 +357,12 @@ def check_size_limit(checks, args, repo):
         status, answer = raw_post(url, f"/v2/models/{make_repository.BATCHED}/infer", body)
         expect_error(checks, f"{len(body)}-byte body over --max-request-bytes {limit}: 413", status, answer, 413,
                      [str(limit)])
+        # A small gzip body decoding to more than the limit: refused once decoded, the rest unread.
+        bomb = gzip.compress(b" " * (64 * limit))
+        status, answer = raw_post(url, f"/v2/models/{make_repository.BATCHED}/infer", bomb,
+                                  {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+        expect_error(checks, f"{len(bomb)}-byte gzip body decoding to {64 * limit} bytes: 413", status, answer, 413,
+                     ["once decoded", str(limit)])
         x = np.ones((2, make_repository.BATCHED_WIDTH), np.float32)
         with client_for(url) as client:
             result = client.infer(make_repository.BATCHED, triton_inputs({"x": x}, binary=True))

@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -218,7 +219,8 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
         }
         const bool all_binary = decoded.request.outputs.empty() && decoded.binary_data_output;
         const std::string label = model_label(decoded.request.model, decoded.request.version);
-        const double wait_seconds = wait_cap_seconds + decoded.request.timeout_ms / 1000.0;
+        // Bounded so that a huge timeout still converts to the clock's nanoseconds.
+        const double wait_seconds = std::min(wait_cap_seconds + decoded.request.timeout_ms / 1000.0, 1e8);
 
         // The answer may come on an executor's thread after this handler gave up waiting:
         // the promise is shared with the callback.

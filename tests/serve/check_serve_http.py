@@ -17,8 +17,9 @@ a broken model), starts loom-serve on it (port 0, --device cpu, or --device as g
   - a second loom-serve with a small --max-request-bytes: a larger body 413, a small one served;
   - a load test from a second process (this script with --load-client): 200 requests from 4
     threads, capped at 60 s, every request answered and right;
+  - SIGTERM: exit 0, also with 8 requests waiting in a batcher, each of them answered;
   - loom-serve's own errors: a port in use, an unreadable repository, a bad flag: exit 1 with
-    the reason on stderr; SIGTERM: exit 0.
+    the reason on stderr.
 Every wait is bounded; loom-serve is always killed at the end. Exit 0 all pass, 1 a failure,
 77 skipped (the venv or a package missing). With --venv DIR it re-runs itself with DIR's python.
 """
@@ -451,6 +452,46 @@ def check_metrics(checks, url):
                  response.status == 200 and all(counted.get(m, 0) >= 1 for m in served), str(counted))
 
 
+def check_stop_with_requests_in_flight(checks, args, work, clients=8, delay_s=1.5):
+    """SIGTERM while `clients` requests wait in a batcher (max_queue_delay_us 1.5 s, so each is
+    surely accepted by then): every one answered right, then exit 0."""
+    repo = make_repository.build(os.path.join(work, "held_repository"), models=(make_repository.BATCHED,))
+    make_repository.write_config(repo, make_repository.BATCHED,
+                                 {"max_batch_size": 64, "max_queue_delay_us": delay_s * 1e6})
+    server = Server(args.loom_serve, repo, device=args.device)
+    server.start()
+    try:
+        url = server.url()
+        path = f"/v2/models/{make_repository.BATCHED}/infer"
+        answers = [None] * clients
+
+        def send(i):
+            x = [[float(i), 1.0, 2.0, 3.0]]
+            try:
+                answers[i] = raw_post(url, path, json.dumps({"inputs": [{"name": "x", "shape": [1, 4],
+                                                                        "datatype": "FP32", "data": x}]}).encode())
+            except Exception as error:  # noqa: BLE001 - reported below
+                answers[i] = error
+
+        pool = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(clients)]
+        for thread in pool:
+            thread.start()
+        time.sleep(delay_s / 3)
+        started = time.monotonic()
+        server.stop(timeout=60)
+        stopped_after = time.monotonic() - started
+        for thread in pool:
+            thread.join(30)
+        right = sum(1 for i, a in enumerate(answers)
+                    if isinstance(a, tuple) and a[0] == 200 and
+                    a[1]["outputs"][0]["data"] == [2.0 * i + 1, 3.0, 5.0, 7.0])
+        checks.check(f"SIGTERM with {clients} requests in a batcher: all answered, exit 0", right == clients,
+                     f"{right} right; stopped {stopped_after:.2f} s after SIGTERM; "
+                     f"others {[a for a in answers if not (isinstance(a, tuple) and a[0] == 200)][:3]}")
+    finally:
+        server.kill()
+
+
 def check_cli_errors(checks, args, repo, work):
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
@@ -522,6 +563,8 @@ def main():
         checks.check("SIGTERM: exit 0", True)
         print("loom-serve with --max-request-bytes 4096:")
         check_size_limit(checks, args, repo)
+        print("loom-serve stopped with requests in flight:")
+        check_stop_with_requests_in_flight(checks, args, args.work_dir)
         print("loom-serve's own errors:")
         check_cli_errors(checks, args, repo, args.work_dir)
     except ServeError as error:

@@ -33,7 +33,7 @@ struct ServeFlags {
   std::string device = "auto";
   std::string policy = "fifo";
   std::size_t cpu_threads = 0;
-  std::size_t http_threads = 16;
+  std::size_t http_threads = 64;
   std::size_t max_request_bytes = std::size_t{64} << 20;
 };
 
@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
         ->type_name("N")
         ->capture_default_str();
     app.add_option("--http-threads", flags.http_threads,
-                   "Threads answering HTTP requests: the requests in progress at once (each waits for its inference)")
+                   "Threads answering HTTP connections: the requests in progress at once (each waits for its "
+                   "inference), which also bounds how full batches get")
         ->check(cli::positive_integer())
         ->type_name("N")
         ->capture_default_str();

@@ -11,9 +11,11 @@
 namespace loom::serve {
 
 struct HttpOptions {
-  // Threads answering requests. Each infer request holds its thread until its inference is done,
-  // so this bounds the requests in progress at once; more clients wait in the kernel's accept queue.
-  std::size_t threads = 16;
+  // Threads answering connections. Each infer request holds its thread until its inference is
+  // done, and a kept-alive connection holds it between requests (up to 5 s idle), so this bounds the
+  // requests in progress at once, and with them how full a model's batches can get; further
+  // connections wait in the pool's queue. Blocked threads cost no CPU.
+  std::size_t threads = 64;
   // Request bodies larger than this are answered 413 (cpp-httplib's payload limit, and a check on
   // a compressed body's size once decompressed).
   std::size_t max_request_bytes = std::size_t{64} << 20;

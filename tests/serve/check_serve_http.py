@@ -17,7 +17,7 @@ a broken model), starts loom-serve on it (port 0, --device cpu, or --device as g
   - a second loom-serve with a small --max-request-bytes: a larger body 413, a small one served;
   - a load test from a second process (this script with --load-client): 200 requests from 4
     threads, capped at 60 s, every request answered and right;
-  - SIGTERM: exit 0, also with 8 requests waiting in a batcher, each of them answered;
+  - SIGTERM: exit 0, also with 8 requests sent and waiting in a batcher, each of them answered;
   - loom-serve's own errors: a port in use, an unreadable repository, a bad flag: exit 1 with
     the reason on stderr.
 Every wait is bounded; loom-serve is always killed at the end. Exit 0 all pass, 1 a failure,
@@ -452,31 +452,44 @@ def check_metrics(checks, url):
                  response.status == 200 and all(counted.get(m, 0) >= 1 for m in served), str(counted))
 
 
-def check_stop_with_requests_in_flight(checks, args, work, clients=8, delay_s=1.5):
-    """SIGTERM while `clients` requests wait in a batcher (max_queue_delay_us 1.5 s, so each is
-    surely accepted by then): every one answered right, then exit 0."""
+def check_stop_with_requests_in_flight(checks, args, work, clients=8, delay_s=5.0):
+    """SIGTERM while `clients` requests wait in a batcher (max_queue_delay_us 5 s): the signal goes
+    once every client has sent its whole request (and 0.3 s more for the server to take them in),
+    and before any answer; every one must then be answered right, and loom-serve exit 0."""
     repo = make_repository.build(os.path.join(work, "held_repository"), models=(make_repository.BATCHED,))
     make_repository.write_config(repo, make_repository.BATCHED,
                                  {"max_batch_size": 64, "max_queue_delay_us": delay_s * 1e6})
     server = Server(args.loom_serve, repo, device=args.device)
     server.start()
     try:
-        url = server.url()
+        host, port = server.url().rsplit(":", 1)
         path = f"/v2/models/{make_repository.BATCHED}/infer"
         answers = [None] * clients
+        sent = threading.Semaphore(0)
+        answered_early = threading.Event()
 
         def send(i):
-            x = [[float(i), 1.0, 2.0, 3.0]]
+            body = json.dumps({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32",
+                                           "data": [[float(i), 1.0, 2.0, 3.0]]}]}).encode()
+            connection = http.client.HTTPConnection(host, int(port), timeout=CALL_SECONDS)
             try:
-                answers[i] = raw_post(url, path, json.dumps({"inputs": [{"name": "x", "shape": [1, 4],
-                                                                        "datatype": "FP32", "data": x}]}).encode())
+                connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+                sent.release()
+                response = connection.getresponse()
+                answered_early.set()
+                answers[i] = (response.status, json.loads(response.read()))
             except Exception as error:  # noqa: BLE001 - reported below
                 answers[i] = error
+                sent.release()
+            finally:
+                connection.close()
 
         pool = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(clients)]
         for thread in pool:
             thread.start()
-        time.sleep(delay_s / 3)
+        all_sent = all(sent.acquire(timeout=30) for _ in range(clients))
+        time.sleep(0.3)
+        early = answered_early.is_set()
         started = time.monotonic()
         server.stop(timeout=60)
         stopped_after = time.monotonic() - started
@@ -485,8 +498,10 @@ def check_stop_with_requests_in_flight(checks, args, work, clients=8, delay_s=1.
         right = sum(1 for i, a in enumerate(answers)
                     if isinstance(a, tuple) and a[0] == 200 and
                     a[1]["outputs"][0]["data"] == [2.0 * i + 1, 3.0, 5.0, 7.0])
-        checks.check(f"SIGTERM with {clients} requests in a batcher: all answered, exit 0", right == clients,
-                     f"{right} right; stopped {stopped_after:.2f} s after SIGTERM; "
+        checks.check(f"SIGTERM with {clients} requests in a batcher: all answered, exit 0",
+                     all_sent and not early and right == clients,
+                     f"all sent {all_sent}, an answer before SIGTERM {early}; {right} right; stopped "
+                     f"{stopped_after:.2f} s after SIGTERM; "
                      f"others {[a for a in answers if not (isinstance(a, tuple) and a[0] == 200)][:3]}")
     finally:
         server.kill()

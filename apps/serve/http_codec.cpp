@@ -224,8 +224,8 @@ DType decode_datatype(const json& input, const std::string& where) {
 // Rejects the parameters of extensions Loom does not implement, so that a client relying on them
 // hears so instead of getting an answer computed from something else.
 void refuse_shared_memory(const json& parameters, const std::string& where) {
-  for (const char* key : {"shared_memory_region", "shared_memory_byte_size", "shared_memory_offset"})
-    if (field(parameters, key))
+  for (auto it = parameters.begin(); it != parameters.end(); ++it)
+    if (const char* key = shared_memory_parameter(it.key()))
       bad(where + ".parameters." + key + ": the shared-memory extension is unsupported; send the data in the body");
 }
 
@@ -249,9 +249,10 @@ void decode_request_parameters(const json& parameters, DecodedInfer& decoded) {
       if (!value.is_boolean()) bad(where + ".binary_data_output: expected true or false, got " + json_type(value));
       decoded.binary_data_output = value.get<bool>();
     } else if (key == "sequence_id") {
-      const bool none = (value.is_number_integer() && value.get<std::int64_t>() == 0) ||
-                        (value.is_string() && value.get<std::string>().empty());
-      if (!none) bad(where + ".sequence_id: sequence batching is unsupported");
+      const bool asks = value.is_number_integer() ? asks_sequence_batching(value.get<std::int64_t>())
+                        : value.is_string()       ? asks_sequence_batching(value.get<std::string>())
+                                                  : true;
+      if (asks) bad(where + ".sequence_id: sequence batching is unsupported");
     }
     // Other parameters (sequence_start/end without an id, a client's own) are not Loom's: ignored,
     // as the protocol lets a server do.
@@ -277,7 +278,7 @@ std::vector<RequestedOutput> decode_outputs(const json& outputs, bool binary_def
         out.binary = binary->get<bool>();
       }
       if (const json* classification = field(*parameters, "classification"))
-        if (!(classification->is_number_integer() && classification->get<std::int64_t>() == 0))
+        if (!classification->is_number_integer() || asks_classification(classification->get<std::int64_t>()))
           bad(where + ".parameters.classification: the classification extension is unsupported");
     }
     for (const auto& earlier : requested)

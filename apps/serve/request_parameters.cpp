@@ -36,4 +36,15 @@ double timeout_ms_from_parameter(double microseconds) {
   return microseconds / 1000.0;
 }
 
+const char* shared_memory_parameter(std::string_view key) noexcept {
+  for (const char* name : {"shared_memory_region", "shared_memory_byte_size", "shared_memory_offset"})
+    if (key == name) return name;
+  return nullptr;
+}
+
+bool asks_sequence_batching(std::int64_t sequence_id) noexcept { return sequence_id != 0; }
+bool asks_sequence_batching(std::string_view sequence_id) noexcept { return !sequence_id.empty(); }
+
+bool asks_classification(std::int64_t classes) noexcept { return classes != 0; }
+
 }  // namespace loom::serve

@@ -1,5 +1,6 @@
 // The infer request parameters both front ends read ("priority", "timeout"), as Triton's clients
-// send them, turned into InferRequest's fields by one rule (HTTP JSON and gRPC parameters alike).
+// send them, turned into InferRequest's fields by one rule (HTTP JSON and gRPC parameters alike),
+// and the parameters of extensions both refuse.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +20,15 @@ std::optional<Priority> priority_from_parameter(std::string_view name);
 // Triton's "timeout" parameter is in microseconds; InferRequest::timeout_ms in milliseconds.
 // Throws Error(invalid_argument) for a negative or non-finite value.
 double timeout_ms_from_parameter(double microseconds);
+
+// The extensions Loom does not implement, which both front ends refuse (bad_request) rather than
+// answer from something else than what the client meant:
+// - a tensor parameter of the shared-memory extension: its name, else nullptr;
+const char* shared_memory_parameter(std::string_view key) noexcept;
+// - a request's "sequence_id" other than 0 or "" (sequence batching);
+bool asks_sequence_batching(std::int64_t sequence_id) noexcept;
+bool asks_sequence_batching(std::string_view sequence_id) noexcept;
+// - a requested output's "classification" other than 0 (the classification extension).
+bool asks_classification(std::int64_t classes) noexcept;
 
 }  // namespace loom::serve

@@ -144,6 +144,14 @@ TEST(HttpCodec, RequestParametersSetPriorityTimeoutAndBinaryDefault) {
   EXPECT_EQ(priority_from_parameter(std::int64_t{0}), std::nullopt);
   EXPECT_EQ(priority_from_parameter(std::int64_t{2}), Priority::normal);
   EXPECT_EQ(priority_from_parameter(std::int64_t{5}), Priority::background);
+  EXPECT_STREQ(shared_memory_parameter("shared_memory_offset"), "shared_memory_offset");
+  EXPECT_EQ(shared_memory_parameter("binary_data_size"), nullptr);
+  EXPECT_FALSE(asks_sequence_batching(std::int64_t{0}));
+  EXPECT_TRUE(asks_sequence_batching(std::int64_t{7}));
+  EXPECT_FALSE(asks_sequence_batching(std::string_view("")));
+  EXPECT_TRUE(asks_sequence_batching(std::string_view("s1")));
+  EXPECT_FALSE(asks_classification(0));
+  EXPECT_TRUE(asks_classification(3));
 }
 
 TEST(HttpCodec, RefusesMalformedJsonNamingTheByte) {
@@ -234,6 +242,12 @@ TEST(HttpCodec, RefusesExtensionsLoomDoesNotImplement) {
   expect_refused(one_input(R"({"name": "x", "shape": [1], "datatype": "FP32",
                               "parameters": {"shared_memory_region": "r"}})"),
                  std::nullopt, {"shared_memory_region", "unsupported"});
+  // Their "off" values are accepted.
+  EXPECT_NO_THROW(decode(R"({"parameters": {"sequence_id": 0}, "inputs": [{"name": "x", "shape": [1],
+      "datatype": "FP32", "data": [1]}], "outputs": [{"name": "y", "parameters": {"classification": 0}}]})"));
+  expect_refused(R"({"parameters": {"sequence_id": "s1"},
+                     "inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1]}]})",
+                 std::nullopt, {"sequence_id", "unsupported"});
   expect_refused(R"({"parameters": {"sequence_id": 3},
                      "inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1]}]})",
                  std::nullopt, {"sequence_id", "unsupported"});

@@ -61,6 +61,15 @@ struct TensorMetadata {
   std::vector<std::int64_t> shape;
 };
 
+// What a batched model's batcher did so far (all zero without batching): joined requests
+// submitted to the executor, the client requests they held, the most requests and rows in one.
+struct BatchCounts {
+  std::uint64_t batches = 0;
+  std::uint64_t requests = 0;
+  std::uint64_t largest_batch = 0;
+  std::int64_t largest_batch_rows = 0;
+};
+
 // One model version of the repository, as found and loaded.
 struct ModelEntry {
   std::string name;
@@ -71,6 +80,7 @@ struct ModelEntry {
   bool ready = false;
   std::string error;                            // why it is not ready (unreadable config, load_onnx or load() error)
   std::vector<TensorMetadata> inputs, outputs;  // valid when ready
+  BatchCounts batching;                         // at the time of the models()/model() call
 };
 
 struct ServiceOptions {

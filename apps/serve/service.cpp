@@ -1,0 +1,510 @@
+// loom::serve::Service: the repository loaded into one Executor per device, requests checked
+// against each model's metadata and sent to its executor, straight or through its batcher.
+#include "serve/service.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "loom/error.hpp"
+#include "loom/onnx.hpp"
+#include "serve/batcher.hpp"
+#include "serve/repository.hpp"
+
+namespace loom::serve {
+
+namespace {
+
+struct DatatypeName {
+  DType dtype;
+  std::string_view name;
+};
+constexpr DatatypeName kDatatypes[] = {
+    {DType::f32, "FP32"},     {DType::f16, "FP16"},   {DType::bf16, "BF16"},  {DType::f64, "FP64"},
+    {DType::i8, "INT8"},      {DType::i16, "INT16"},  {DType::i32, "INT32"},  {DType::i64, "INT64"},
+    {DType::u8, "UINT8"},     {DType::u16, "UINT16"}, {DType::u32, "UINT32"}, {DType::u64, "UINT64"},
+    {DType::boolean, "BOOL"},
+};
+
+}  // namespace
+
+std::string_view kserve_datatype(DType dtype) noexcept {
+  for (const auto& d : kDatatypes)
+    if (d.dtype == dtype) return d.name;
+  return "";
+}
+
+std::optional<DType> dtype_from_kserve(std::string_view datatype) noexcept {
+  for (const auto& d : kDatatypes)
+    if (d.name == datatype) return d.dtype;
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr std::int64_t kOpen = -1;
+
+// One axis of an input as requests must give it: a fixed size, or an open dim (the batch or one of
+// dim_ranges) with the sizes it may take.
+struct AxisRule {
+  std::int64_t size = kOpen;
+  std::string dim;  // the open dim's name
+  std::int64_t min = 1, max = 1;
+  bool batch = false;
+};
+struct InputRule {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<AxisRule> axes;
+};
+
+// A model of the repository and, when it loaded, what serving it needs.
+struct ServedModel {
+  ModelEntry entry;
+  Executor* executor = nullptr;
+  std::vector<InputRule> inputs;     // in the executor's input order
+  std::vector<std::string> outputs;  // in the executor's output order
+  std::unique_ptr<Batcher> batcher;  // max_batch_size > 0
+};
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+Failure failure(Status status, std::string message) { return Failure{status, std::move(message)}; }
+
+// The one mapping of the library's errors to the protocol's statuses (docs/serve.md, "Errors").
+Failure failure_from(std::exception_ptr error, const std::string& model) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    const std::string message = "model " + quoted(model) + ": " + e.what();
+    switch (e.code()) {
+      case ErrorCode::shape_mismatch:
+      case ErrorCode::dtype_mismatch:
+      case ErrorCode::invalid_argument:
+        return failure(Status::bad_request, message);
+      case ErrorCode::unknown_model:
+        return failure(Status::not_found, message);
+      case ErrorCode::deadline_exceeded:
+        return failure(Status::timeout, message);
+      case ErrorCode::shutdown:
+        return failure(Status::unavailable, message);
+      default:
+        return failure(Status::internal, message);
+    }
+  } catch (const std::exception& e) {
+    return failure(Status::internal, "model " + quoted(model) + ": " + e.what());
+  } catch (...) {
+    return failure(Status::internal, "model " + quoted(model) + ": unknown failure");
+  }
+}
+
+std::vector<std::string> executor_devices(const std::string& device) {
+  const int gpus = cuda_device_count();
+  if (device == "auto") {
+    if (gpus == 0) return {"cpu"};
+    std::vector<std::string> all;
+    for (int i = 0; i < gpus; ++i) all.push_back("cuda:" + std::to_string(i));
+    return all;
+  }
+  if (device == "cuda") {
+    if (gpus == 0) throw Error(ErrorCode::invalid_argument, "device \"cuda\": this machine has no usable GPU");
+    std::vector<std::string> all;
+    for (int i = 0; i < gpus; ++i) all.push_back("cuda:" + std::to_string(i));
+    return all;
+  }
+  return {device};  // "cpu", "cuda:N", "cpu:accel": the Executor checks it
+}
+
+// The sizes of every output with the open dims bound to `dims`, through optimize() and
+// infer_shapes() (no executor): what tells which output axes follow an open dim.
+std::map<std::string, Shape> output_shapes(const Model& model, const std::map<std::string, std::int64_t>& dims) {
+  OptimizeOptions options;
+  options.dim_values = dims;
+  const Model bound = optimize(model, options);
+  const auto values = infer_shapes(bound);
+  std::map<std::string, Shape> shapes;
+  for (const auto& name : bound.outputs)
+    if (auto it = values.find(name); it != values.end()) shapes[name] = it->second.shape;
+  return shapes;
+}
+
+}  // namespace
+
+struct Service::Impl {
+  ServiceOptions options;
+  std::vector<std::string> devices;
+  std::vector<std::unique_ptr<Executor>> executors;
+  std::vector<std::uint64_t> weight_bytes;           // per executor, the models placed so far
+  std::vector<std::unique_ptr<ServedModel>> models;  // in name order; fixed after the constructor
+  std::atomic<bool> accepting{true};
+  std::mutex shutdown_mutex;
+  bool shut_down = false;
+
+  void load(ServedModel& served);
+  const ServedModel* find(const std::string& name) const {
+    for (const auto& m : models)
+      if (m->entry.name == name) return m.get();
+    return nullptr;
+  }
+  ModelEntry snapshot(const ServedModel& m) const {
+    ModelEntry entry = m.entry;
+    if (m.batcher) entry.batching = m.batcher->counts();
+    return entry;
+  }
+  std::optional<Failure> check(const ServedModel& m, InferRequest& request, std::vector<Tensor>& inputs,
+                               std::int64_t& rows) const;
+};
+
+// Loads one found model: its device, LoadOptions from its config, then the metadata.
+void Service::Impl::load(ServedModel& served) {
+  ModelEntry& entry = served.entry;
+  const ModelConfig& config = entry.config;
+  const std::string config_file = options.repository + "/" + entry.name + "/config.json";
+  Model model = load_onnx(entry.path);
+
+  // Dims left open: dim_ranges, and the batch dim when batching.
+  std::map<std::string, DimRange> open = config.dim_ranges;
+  std::string batch_dim;
+  if (config.max_batch_size > 0) {
+    if (model.inputs.empty())
+      throw std::runtime_error(config_file + ": key \"max_batch_size\": the model has no inputs");
+    batch_dim = config.batch_dim;
+    if (batch_dim.empty()) {
+      const ValueInfo& first = model.inputs.front();
+      if (first.shape.rank() == 0 || first.dim_params.empty() || first.dim_params[0].empty())
+        throw std::runtime_error(config_file +
+                                 ": key \"max_batch_size\": batching needs a symbolic first axis (the batch), "
+                                 "and input " +
+                                 quoted(first.name) + " has shape " + first.shape.to_string());
+      batch_dim = first.dim_params[0];
+    }
+    for (const ValueInfo& input : model.inputs)
+      if (input.dim_params.empty() || input.dim_params[0] != batch_dim)
+        throw std::runtime_error(
+            config_file + ": key \"max_batch_size\": batching needs the batch dim " + quoted(batch_dim) +
+            " as the first axis of every input, and input " + quoted(input.name) + " has " +
+            (input.dim_params.empty() || input.dim_params[0].empty() ? "a fixed first axis"
+                                                                     : "the dim " + quoted(input.dim_params[0])) +
+            " there");
+    if (auto it = open.find(batch_dim); it == open.end())
+      open[batch_dim] = DimRange{1, config.max_batch_size, config.max_batch_size};
+    else if (it->second.max < config.max_batch_size || it->second.min > 1)
+      throw std::runtime_error(config_file + ": key \"dim_ranges." + batch_dim +
+                               "\": the batch dim's range must hold 1 to " + "max_batch_size (" +
+                               std::to_string(config.max_batch_size) + ")");
+  }
+
+  // The device: the config's, else the executor with the fewest weight bytes (ties: lowest index).
+  std::size_t device = 0;
+  if (config.device) {
+    if (static_cast<std::size_t>(*config.device) >= executors.size())
+      throw std::runtime_error(config_file + ": key \"device\": index " + std::to_string(*config.device) +
+                               " is out of range (the server has " + std::to_string(executors.size()) + " device" +
+                               (executors.size() == 1 ? "" : "s") + ")");
+    device = static_cast<std::size_t>(*config.device);
+  } else {
+    device =
+        static_cast<std::size_t>(std::min_element(weight_bytes.begin(), weight_bytes.end()) - weight_bytes.begin());
+  }
+
+  LoadOptions load;
+  load.name = entry.name;
+  load.optimize.dim_values = config.dims;
+  load.dim_ranges = open;
+  load.stream_priority = config.stream_priority;
+
+  // Which output axes follow an open dim, and whether the batch is axis 0 of every output: the
+  // output shapes at two bindings of the open dims (the batch at 1 and 2, the others at opt and
+  // a neighbour within their range).
+  std::map<std::string, Shape> first_shapes, second_shapes;
+  if (!open.empty()) {
+    std::map<std::string, std::int64_t> first = config.dims, second = config.dims;
+    for (const auto& [dim, range] : open) {
+      if (dim == batch_dim) {
+        first[dim] = 1;
+        second[dim] = 2;
+      } else {
+        first[dim] = range.opt;
+        second[dim] = range.opt + 1 <= range.max ? range.opt + 1 : std::max(range.min, range.opt - 1);
+      }
+    }
+    first_shapes = output_shapes(model, first);
+    second_shapes = output_shapes(model, second);
+  }
+
+  executors[device]->load(model, load);
+  const ModelInfo info = executors[device]->model_info(entry.name);
+  weight_bytes[device] += info.weight_bytes;
+  served.executor = executors[device].get();
+  entry.device = static_cast<int>(device);
+
+  for (const ValueInfo& in : info.inputs) {
+    InputRule rule{in.name, in.dtype, {}};
+    const ValueInfo* declared = nullptr;
+    for (const ValueInfo& d : model.inputs)
+      if (d.name == in.name) declared = &d;
+    TensorMetadata meta{in.name, std::string(kserve_datatype(in.dtype)), {}};
+    for (std::size_t axis = 0; axis < in.shape.rank(); ++axis) {
+      AxisRule a;
+      a.size = in.shape[axis];
+      const std::string dim =
+          declared && axis < declared->dim_params.size() ? declared->dim_params[axis] : std::string();
+      if (!dim.empty())
+        if (auto it = open.find(dim); it != open.end()) {
+          a = AxisRule{kOpen, dim, it->second.min, it->second.max, dim == batch_dim};
+          if (a.batch) a.max = config.max_batch_size;
+        }
+      meta.shape.push_back(a.size);
+      rule.axes.push_back(a);
+    }
+    served.inputs.push_back(std::move(rule));
+    entry.inputs.push_back(std::move(meta));
+  }
+  for (const ValueInfo& out : info.outputs) {
+    TensorMetadata meta{out.name, std::string(kserve_datatype(out.dtype)), out.shape.dims()};
+    if (!open.empty()) {
+      const auto a = first_shapes.find(out.name), b = second_shapes.find(out.name);
+      if (a != first_shapes.end() && b != second_shapes.end() && a->second.rank() == meta.shape.size() &&
+          b->second.rank() == meta.shape.size()) {
+        for (std::size_t axis = 0; axis < meta.shape.size(); ++axis)
+          if (a->second[axis] != b->second[axis]) meta.shape[axis] = kOpen;
+        if (!batch_dim.empty() && (meta.shape.empty() || a->second[0] != 1 || b->second[0] != 2))
+          throw std::runtime_error(config_file +
+                                   ": key \"max_batch_size\": batching needs the batch as axis 0 of every "
+                                   "output, and output " +
+                                   quoted(out.name) + " has shape " + a->second.to_string() + " at batch 1 and " +
+                                   b->second.to_string() + " at batch 2");
+      } else if (!batch_dim.empty()) {
+        throw std::runtime_error(config_file + ": key \"max_batch_size\": the shape of output " + quoted(out.name) +
+                                 " at batch 1 and 2 could not be worked out");
+      }
+    }
+    served.outputs.push_back(out.name);
+    entry.outputs.push_back(std::move(meta));
+  }
+
+  if (config.max_batch_size > 0) {
+    Executor* executor = served.executor;
+    const std::string name = entry.name;
+    Batcher::Options batching{name, config.max_batch_size,
+                              std::chrono::microseconds(static_cast<std::int64_t>(config.max_queue_delay_us))};
+    served.batcher = std::make_unique<Batcher>(
+        batching, [executor, name](std::vector<Tensor> inputs, RequestOptions request, Callback done) {
+          executor->submit(name, std::move(inputs), std::move(done), request);
+        });
+  }
+  entry.ready = true;
+}
+
+Service::Service(ServiceOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.options = std::move(options);
+  std::vector<ModelEntry> found = scan_repository(s.options.repository);
+  s.devices = executor_devices(s.options.device);
+  for (std::size_t i = 0; i < s.devices.size(); ++i) {
+    ExecutorOptions executor = s.options.executor;
+    executor.device = s.devices[i];
+    if (executor.metrics_port > 0) executor.metrics_port += static_cast<int>(i);
+    s.executors.push_back(std::make_unique<Executor>(executor));
+  }
+  s.weight_bytes.assign(s.executors.size(), 0);
+  for (ModelEntry& entry : found) {
+    auto served = std::make_unique<ServedModel>();
+    served->entry = std::move(entry);
+    if (served->entry.error.empty()) {
+      try {
+        s.load(*served);
+      } catch (const std::exception& e) {
+        ModelEntry& failed = served->entry;
+        failed.error = e.what();
+        failed.ready = false;
+        failed.inputs.clear();
+        failed.outputs.clear();
+        served->inputs.clear();
+        served->outputs.clear();
+        served->batcher.reset();
+      }
+    }
+    s.models.push_back(std::move(served));
+  }
+}
+
+Service::~Service() { shutdown(); }
+
+bool Service::live() const { return true; }
+
+bool Service::ready() const {
+  return impl_->accepting &&
+         std::all_of(impl_->models.begin(), impl_->models.end(), [](const auto& m) { return m->entry.ready; });
+}
+
+std::vector<ModelEntry> Service::models() const {
+  std::vector<ModelEntry> entries;
+  for (const auto& m : impl_->models) entries.push_back(impl_->snapshot(*m));
+  return entries;
+}
+
+std::optional<ModelEntry> Service::model(const std::string& name, const std::string& version) const {
+  const ServedModel* m = impl_->find(name);
+  if (!m || (!version.empty() && version != m->entry.version)) return std::nullopt;
+  return impl_->snapshot(*m);
+}
+
+std::vector<std::string> Service::devices() const { return impl_->devices; }
+
+// The request against the model's inputs and outputs; on success `inputs` holds the tensors in
+// the executor's order and `rows` the batch size (1 without batching).
+std::optional<Failure> Service::Impl::check(const ServedModel& m, InferRequest& request, std::vector<Tensor>& inputs,
+                                            std::int64_t& rows) const {
+  const std::string model = "model " + quoted(m.entry.name);
+  std::size_t bytes = 0;
+  for (const InferInput& in : request.inputs) bytes += in.tensor.bytes();
+  if (bytes > options.max_request_bytes)
+    return failure(Status::too_large, model + ": the request's inputs hold " + std::to_string(bytes) +
+                                          " bytes, more than the server's limit of " +
+                                          std::to_string(options.max_request_bytes));
+  std::vector<InferInput*> by_rule(m.inputs.size(), nullptr);
+  for (InferInput& in : request.inputs) {
+    const auto rule =
+        std::find_if(m.inputs.begin(), m.inputs.end(), [&](const InputRule& r) { return r.name == in.name; });
+    if (rule == m.inputs.end()) {
+      std::string known;
+      for (const InputRule& r : m.inputs) known += (known.empty() ? "" : ", ") + r.name;
+      return failure(Status::bad_request, model + " has no input " + quoted(in.name) + " (its inputs: " + known + ")");
+    }
+    auto& slot = by_rule[static_cast<std::size_t>(rule - m.inputs.begin())];
+    if (slot) return failure(Status::bad_request, model + ": input " + quoted(in.name) + " is given twice");
+    slot = &in;
+  }
+  // Sizes of the open dims as the inputs give them: two inputs must agree.
+  std::map<std::string, std::pair<std::int64_t, std::string>> dims;
+  rows = 1;
+  for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+    const InputRule& rule = m.inputs[i];
+    const std::string input = model + ", input " + quoted(rule.name);
+    if (!by_rule[i]) return failure(Status::bad_request, model + ": input " + quoted(rule.name) + " is missing");
+    const Tensor& t = by_rule[i]->tensor;
+    if (t.dtype() != rule.dtype)
+      return failure(Status::bad_request, input + ": datatype " + std::string(kserve_datatype(t.dtype())) +
+                                              ", expected " + std::string(kserve_datatype(rule.dtype)));
+    if (t.shape().rank() != rule.axes.size())
+      return failure(Status::bad_request, input + ": shape " + t.shape().to_string() + " has rank " +
+                                              std::to_string(t.shape().rank()) + ", expected rank " +
+                                              std::to_string(rule.axes.size()));
+    for (std::size_t axis = 0; axis < rule.axes.size(); ++axis) {
+      const AxisRule& a = rule.axes[axis];
+      const std::int64_t size = t.shape()[axis];
+      const std::string where = input + ", axis " + std::to_string(axis);
+      if (a.size != kOpen) {
+        if (size != a.size)
+          return failure(Status::bad_request,
+                         where + ": size " + std::to_string(size) + ", expected " + std::to_string(a.size));
+        continue;
+      }
+      if (size < a.min || size > a.max)
+        return failure(Status::bad_request, where + " (dim " + quoted(a.dim) + "): size " + std::to_string(size) +
+                                                " is outside " + std::to_string(a.min) + ".." + std::to_string(a.max) +
+                                                (a.batch ? " (the model's max_batch_size)" : " (its dim_ranges)"));
+      auto [it, added] = dims.emplace(a.dim, std::make_pair(size, rule.name));
+      if (!added && it->second.first != size)
+        return failure(Status::bad_request, where + " (dim " + quoted(a.dim) + "): size " + std::to_string(size) +
+                                                " differs from input " + quoted(it->second.second) + "'s " +
+                                                std::to_string(it->second.first));
+      if (a.batch) rows = size;
+    }
+  }
+  for (std::size_t i = 0; i < m.inputs.size(); ++i) inputs.push_back(std::move(by_rule[i]->tensor));
+  return std::nullopt;
+}
+
+void Service::infer(InferRequest request, InferDone done) {
+  Impl& s = *impl_;
+  auto fail = [&](Status status, std::string message) { done(failure(status, std::move(message)), InferResponse{}); };
+  if (!s.accepting) return fail(Status::unavailable, "the server is shutting down");
+  const ServedModel* m = s.find(request.model);
+  if (!m) return fail(Status::not_found, "unknown model " + quoted(request.model));
+  if (!request.version.empty() && request.version != m->entry.version)
+    return fail(Status::not_found,
+                "model " + quoted(m->entry.name) + " has no version " + quoted(request.version) +
+                    (m->entry.version.empty() ? "" : " (it serves version " + m->entry.version + ")"));
+  if (!m->entry.ready)
+    return fail(Status::unavailable, "model " + quoted(m->entry.name) + " is not ready: " + m->entry.error);
+
+  // Requested outputs: indices into the executor's outputs, in request order.
+  std::vector<std::pair<std::size_t, bool>> selected;
+  if (request.outputs.empty()) {
+    for (std::size_t i = 0; i < m->outputs.size(); ++i) selected.emplace_back(i, false);
+  } else {
+    std::set<std::string> seen;
+    for (const RequestedOutput& out : request.outputs) {
+      const auto it = std::find(m->outputs.begin(), m->outputs.end(), out.name);
+      if (it == m->outputs.end())
+        return fail(Status::bad_request, "model " + quoted(m->entry.name) + " has no output " + quoted(out.name));
+      if (!seen.insert(out.name).second)
+        return fail(Status::bad_request,
+                    "model " + quoted(m->entry.name) + ": output " + quoted(out.name) + " is requested twice");
+      selected.emplace_back(static_cast<std::size_t>(it - m->outputs.begin()), out.binary);
+    }
+  }
+
+  std::vector<Tensor> inputs;
+  std::int64_t rows = 1;
+  if (auto refused = s.check(*m, request, inputs, rows)) return done(std::move(refused), InferResponse{});
+
+  RequestOptions options;
+  options.priority = request.priority.value_or(m->entry.config.priority);
+  const double timeout_ms = request.timeout_ms > 0 ? request.timeout_ms : m->entry.config.timeout_ms;
+  if (timeout_ms > 0)
+    options.deadline =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(timeout_ms * 1000.0));
+
+  InferResponse response{m->entry.name, m->entry.version, request.id, {}};
+  const std::string name = m->entry.name;
+  const std::vector<std::string>* output_names = &m->outputs;
+  // Shared by both paths: outputs (the model's, in its order) into the response, or the failure.
+  auto finish = [done = std::move(done), response = std::move(response), selected = std::move(selected), name,
+                 output_names](std::exception_ptr error, Outputs outputs) mutable {
+    if (error) return done(failure_from(error, name), InferResponse{});
+    if (outputs.size() != output_names->size())
+      return done(failure(Status::internal, "model " + quoted(name) + " returned " + std::to_string(outputs.size()) +
+                                                " outputs, expected " + std::to_string(output_names->size())),
+                  InferResponse{});
+    for (const auto& [index, binary] : selected)
+      response.outputs.push_back(InferOutput{(*output_names)[index], std::move(outputs[index]), binary});
+    done(std::nullopt, std::move(response));
+  };
+
+  if (m->batcher) {
+    Batcher::Item item{std::move(inputs), rows, options.priority, options.deadline, std::move(finish)};
+    if (!m->batcher->push(item))
+      item.done(std::make_exception_ptr(Error(ErrorCode::shutdown, "the server is shutting down")), {});
+    return;
+  }
+  // The executor calls `finish` unless submit throws, in which case nothing was queued.
+  auto shared = std::make_shared<decltype(finish)>(std::move(finish));
+  try {
+    m->executor->submit(
+        name, std::move(inputs),
+        [shared](std::exception_ptr error, Outputs outputs) { (*shared)(error, std::move(outputs)); }, options);
+  } catch (...) {
+    (*shared)(std::current_exception(), {});
+  }
+}
+
+void Service::shutdown() {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.shutdown_mutex);
+  if (s.shut_down) return;
+  s.accepting = false;
+  // Batchers first: what they hold is submitted to executors that still accept it.
+  for (auto& m : s.models)
+    if (m->batcher) m->batcher->close();
+  for (auto& e : s.executors) e->shutdown();
+  s.shut_down = true;
+}
+
+}  // namespace loom::serve

@@ -29,8 +29,8 @@ std::variant<Shape, Failure> checked_shape(const ModelInferRequest::InferInputTe
   std::uint64_t elements = 1;
   for (std::int64_t dim : dims) {
     if (dim < 0)
-      return bad_request("input " + quoted(input.name()) + ": shape has a negative dimension (" +
-                         std::to_string(dim) + ")");
+      return bad_request("input " + quoted(input.name()) + ": shape has a negative dimension (" + std::to_string(dim) +
+                         ")");
     if (dim != 0 && elements > limit / static_cast<std::uint64_t>(dim))
       return bad_request("input " + quoted(input.name()) + ": shape " + Shape(dims).to_string() + " is too large");
     elements *= static_cast<std::uint64_t>(dim);
@@ -288,7 +288,8 @@ std::variant<InferRequest, Failure> decode_infer_request(const ModelInferRequest
     } else if (has_contents) {
       if (auto failure = decode_contents(input.contents(), tensor, input.name())) return *failure;
     } else if (tensor.numel() != 0) {
-      return bad_request("input " + quoted(input.name()) + " carries no data (neither raw_input_contents nor contents)");
+      return bad_request("input " + quoted(input.name()) +
+                         " carries no data (neither raw_input_contents nor contents)");
     }
     out.inputs.push_back(InferInput{input.name(), std::move(tensor)});
   }

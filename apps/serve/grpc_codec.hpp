@@ -25,8 +25,8 @@ grpc::Status to_grpc_status(const Failure& failure);
 // `contents` list; both are checked against the declared shape and datatype (byte count, element
 // count, the list that datatype uses, the range of narrower integer types), and a mismatch is a
 // bad_request Failure naming the input. Request parameters "priority" and "timeout" as
-// request_parameters.hpp reads them (the rule the HTTP front end shares); others are ignored. `deadline_ms`, when set, is the time the client's gRPC deadline
-// leaves: the request's timeout is the smaller of the two.
+// request_parameters.hpp reads them (the rule the HTTP front end shares); others are ignored. `deadline_ms`, when set,
+// is the time the client's gRPC deadline leaves: the request's timeout is the smaller of the two.
 std::variant<InferRequest, Failure> decode_infer_request(const inference::ModelInferRequest& request,
                                                          std::optional<double> deadline_ms = std::nullopt);
 
@@ -37,8 +37,8 @@ void encode_infer_response(const InferResponse& response, inference::ModelInferR
 // What ServerMetadata answers: the same name, version and extensions as the HTTP front end's GET /v2.
 void encode_server_metadata(inference::ServerMetadataResponse& out);
 
-// A model's metadata (platform "onnx", as over HTTP); a model that is not ready has no inputs or outputs to show: the caller
-// answers UNAVAILABLE with its error (model_not_ready_failure).
+// A model's metadata (platform "onnx", as over HTTP); a model that is not ready has no inputs or outputs to show: the
+// caller answers UNAVAILABLE with its error (model_not_ready_failure).
 void encode_model_metadata(const ModelEntry& model, inference::ModelMetadataResponse& out);
 Failure unknown_model_failure(const std::string& name, const std::string& version);
 Failure model_not_ready_failure(const ModelEntry& model);

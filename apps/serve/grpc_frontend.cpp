@@ -57,7 +57,8 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   }
 
   // An unknown model is not ready (false), not an error: the call asks a yes/no question.
-  grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context, const inference::ModelReadyRequest* request,
+  grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context,
+                                       const inference::ModelReadyRequest* request,
                                        inference::ModelReadyResponse* response) override {
     const auto model = service_.model(request->name(), request->version());
     response->set_ready(model && model->ready);
@@ -83,7 +84,8 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
 
   // `request` and `response` stay valid until the reactor finishes: the Service's callback, on an
   // executor's thread, fills the response and finishes it.
-  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
+                                       const inference::ModelInferRequest* request,
                                        inference::ModelInferResponse* response) override {
     auto decoded = decode_infer_request(*request, remaining_ms(context));
     if (auto* failure = std::get_if<Failure>(&decoded)) return finish(context, to_grpc_status(*failure));

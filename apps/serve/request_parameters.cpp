@@ -1,0 +1,39 @@
+// The "priority" and "timeout" request parameters (request_parameters.hpp).
+#include "request_parameters.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "loom/error.hpp"
+
+namespace loom::serve {
+
+std::optional<Priority> priority_from_parameter(std::int64_t level) {
+  if (level < 0)
+    throw Error(ErrorCode::invalid_argument,
+                "parameter 'priority': " + std::to_string(level) +
+                    " is negative (0: the model's default, 1: urgent, 2: normal, 3 and above: background)");
+  if (level == 0) return std::nullopt;
+  if (level == 1) return Priority::urgent;
+  if (level == 2) return Priority::normal;
+  return Priority::background;
+}
+
+std::optional<Priority> priority_from_parameter(std::string_view name) {
+  try {
+    return priority_from_name(name);
+  } catch (const Error&) {
+    throw Error(ErrorCode::invalid_argument, "parameter 'priority': '" + std::string(name) +
+                                                 "' is not a priority (urgent, normal, background, or "
+                                                 "Triton's level: 1 urgent, 2 normal, 3 and above background)");
+  }
+}
+
+double timeout_ms_from_parameter(double microseconds) {
+  if (!std::isfinite(microseconds) || microseconds < 0)
+    throw Error(ErrorCode::invalid_argument, "parameter 'timeout': " + std::to_string(microseconds) +
+                                                 " is not a time in microseconds (0 or more)");
+  return microseconds / 1000.0;
+}
+
+}  // namespace loom::serve

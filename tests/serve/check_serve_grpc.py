@@ -370,6 +370,20 @@ def check_load(url, requests, threads, time_limit):
           + ("" if run.returncode == 0 else f" (exit {run.returncode})\n{run.stderr}"))
 
 
+def check_port_in_use(loom_serve, work_dir, endpoint):
+    """A second loom-serve asked for the first one's gRPC port exits 1 naming address and port."""
+    import serve_support
+    address, port = endpoint
+    empty = os.path.join(work_dir, "empty_repository")
+    os.makedirs(empty, exist_ok=True)
+    run = serve_support.run_loom_serve([loom_serve, "--model-repository", empty, "--device", "cpu", "--address",
+                                        address, "--http-port", "-1", "--metrics-port", "-1", "--grpc-port",
+                                        str(port)])
+    said = [line for line in run.stderr.splitlines() if line.startswith("loom-serve:")]
+    check(run.returncode == 1 and any(f"{address}:{port}" in line for line in said),
+          f"gRPC port in use: exit {run.returncode}, {said[-1] if said else run.stderr!r}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--venv", help="the test venv (scripts/setup-test-venv)")
@@ -377,7 +391,7 @@ def main():
     parser.add_argument("--protoc", default="protoc", help="protoc, to compile proto/grpc_predict_v2.proto")
     parser.add_argument("--proto", default=os.path.join(HERE, "..", "..", "proto", "grpc_predict_v2.proto"))
     parser.add_argument("--work-dir", help="where the model repository is written")
-    parser.add_argument("--requests", type=int, default=400, help="the load test's requests")
+    parser.add_argument("--requests", type=int, default=1000, help="the load test's requests")
     parser.add_argument("--threads", type=int, default=8, help="the load test's connections")
     parser.add_argument("--time-limit", type=float, default=120, help="the load test's limit in seconds")
     parser.add_argument("--load-worker", metavar="URL", help=argparse.SUPPRESS)
@@ -420,6 +434,7 @@ def main():
             check_concurrent(url, "minilm", minilm, clients=4, requests=3)
             check_bad_requests(client, url, yolo, minilm)
             check_load(url, args.requests, args.threads, args.time_limit)
+            check_port_in_use(args.loom_serve, args.work_dir, server.endpoints["gRPC"])
             check(client.is_server_live(client_timeout=CALL_TIMEOUT_S), "still live after the load")
             client.close()
         check(True, "SIGTERM: loom-serve exited 0")

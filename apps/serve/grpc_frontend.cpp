@@ -3,6 +3,7 @@
 #include "grpc_frontend.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -90,9 +91,13 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
     auto decoded = decode_infer_request(*request, remaining_ms(context));
     if (auto* failure = std::get_if<Failure>(&decoded)) return finish(context, to_grpc_status(*failure));
     auto* reactor = context->DefaultReactor();
+    // A call is finished exactly once: by the Service's callback or, should infer() throw without
+    // having called it, here.
+    auto finished = std::make_shared<std::atomic<bool>>(false);
     try {
       service_.infer(std::get<InferRequest>(std::move(decoded)),
-                     [reactor, response](std::optional<Failure> failure, InferResponse answer) {
+                     [reactor, response, finished](std::optional<Failure> failure, InferResponse answer) {
+                       if (finished->exchange(true)) return;
                        if (failure) {
                          reactor->Finish(to_grpc_status(*failure));
                          return;
@@ -101,8 +106,7 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
                        reactor->Finish(grpc::Status::OK);
                      });
     } catch (const std::exception& error) {
-      // Service::infer reports through `done`; an exception here means it never called it.
-      reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, error.what()));
+      if (!finished->exchange(true)) reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, error.what()));
     }
     return reactor;
   }

@@ -158,7 +158,12 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
   // Front ends first (no new requests; each waits for those it accepted), then the executors.
   // --- gRPC front end (serve-grpc): stopped here, before the service. ---
 #ifdef LOOM_SERVE_GRPC
-  if (grpc) grpc->stop();
+  if (grpc) {
+    grpc->stop();
+    const auto calls = grpc->calls();
+    std::fprintf(stderr, "loom-serve: gRPC: %llu inference calls answered, %llu refused while stopping\n",
+                 static_cast<unsigned long long>(calls.answered), static_cast<unsigned long long>(calls.refused));
+  }
 #endif
   if (http) http->stop();
   service.shutdown();

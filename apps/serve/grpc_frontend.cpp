@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,50 @@ std::optional<double> remaining_ms(const grpc::CallbackServerContext* context) {
   return left;
 }
 
+// The inference calls a handler has accepted, and the drain before gRPC's Shutdown: once closed,
+// a new ModelInfer is answered UNAVAILABLE here (gRPC itself answers CANCELLED to the calls it no
+// longer hands to a handler, which a client cannot tell from a call cut short), and close() waits
+// for the accepted ones to be answered.
+class CallGate {
+ public:
+  bool enter() {
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+      ++counts_.refused;
+      return false;
+    }
+    ++in_flight_;
+    return true;
+  }
+  void leave() {
+    std::lock_guard lock(mutex_);
+    --in_flight_;
+    ++counts_.answered;
+    drained_.notify_all();
+  }
+  // Returns whether every accepted call was answered before `deadline`.
+  bool close_and_drain(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mutex_);
+    closed_ = true;
+    return drained_.wait_until(lock, deadline, [this] { return in_flight_ == 0; });
+  }
+  bool closed() const {
+    std::lock_guard lock(mutex_);
+    return closed_;
+  }
+  GrpcCallCounts counts() const {
+    std::lock_guard lock(mutex_);
+    return counts_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable drained_;
+  bool closed_ = false;
+  std::int64_t in_flight_ = 0;
+  GrpcCallCounts counts_;
+};
+
 class InferenceService final : public inference::GRPCInferenceService::CallbackService {
  public:
   // loom::serve::Service spelled out: inside the generated base, `Service` names its own class.
@@ -53,7 +98,7 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
 
   grpc::ServerUnaryReactor* ServerReady(grpc::CallbackServerContext* context, const inference::ServerReadyRequest*,
                                         inference::ServerReadyResponse* response) override {
-    response->set_ready(service_.ready());
+    response->set_ready(service_.ready() && !gate_.closed());  // not ready once stopping
     return finish(context, grpc::Status::OK);
   }
 
@@ -88,31 +133,45 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
                                        const inference::ModelInferRequest* request,
                                        inference::ModelInferResponse* response) override {
+    if (!gate_.enter())
+      return finish(context, grpc::Status(grpc::StatusCode::UNAVAILABLE, "loom-serve is shutting down"));
     auto decoded = decode_infer_request(*request, remaining_ms(context));
-    if (auto* failure = std::get_if<Failure>(&decoded)) return finish(context, to_grpc_status(*failure));
+    if (auto* failure = std::get_if<Failure>(&decoded)) {
+      gate_.leave();
+      return finish(context, to_grpc_status(*failure));
+    }
     auto* reactor = context->DefaultReactor();
     // A call is finished exactly once: by the Service's callback or, should infer() throw without
-    // having called it, here.
+    // having called it, here. The gate is left before Finish: once finished, the call may be over
+    // and the front end gone.
     auto finished = std::make_shared<std::atomic<bool>>(false);
     try {
       service_.infer(std::get<InferRequest>(std::move(decoded)),
-                     [reactor, response, finished](std::optional<Failure> failure, InferResponse answer) {
+                     [this, reactor, response, finished](std::optional<Failure> failure, InferResponse answer) {
                        if (finished->exchange(true)) return;
-                       if (failure) {
-                         reactor->Finish(to_grpc_status(*failure));
-                         return;
-                       }
-                       encode_infer_response(answer, *response);
-                       reactor->Finish(grpc::Status::OK);
+                       grpc::Status status = grpc::Status::OK;
+                       if (failure)
+                         status = to_grpc_status(*failure);
+                       else
+                         encode_infer_response(answer, *response);
+                       gate_.leave();
+                       reactor->Finish(std::move(status));
                      });
     } catch (const std::exception& error) {
-      if (!finished->exchange(true)) reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, error.what()));
+      if (!finished->exchange(true)) {
+        gate_.leave();
+        reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, error.what()));
+      }
     }
     return reactor;
   }
 
+ public:
+  CallGate& gate() noexcept { return gate_; }
+
  private:
   loom::serve::Service& service_;
+  CallGate gate_;
 };
 
 }  // namespace
@@ -152,9 +211,17 @@ GrpcFrontend::~GrpcFrontend() { stop(); }
 
 void GrpcFrontend::stop() {
   std::call_once(impl_->stopped, [this] {
-    impl_->server->Shutdown(std::chrono::system_clock::now() + impl_->grace);
+    // New inference calls are refused (UNAVAILABLE) while the accepted ones finish; then gRPC stops
+    // listening, cancelling whatever the grace left unanswered, and every handler returns.
+    const auto grace_end = std::chrono::steady_clock::now() + impl_->grace;
+    impl_->handlers.gate().close_and_drain(grace_end);
+    const auto left = std::max(grace_end - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{0});
+    impl_->server->Shutdown(std::chrono::system_clock::now() +
+                            std::chrono::duration_cast<std::chrono::system_clock::duration>(left));
     impl_->server->Wait();
   });
 }
+
+GrpcCallCounts GrpcFrontend::calls() const { return impl_->handlers.gate().counts(); }
 
 }  // namespace loom::serve

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,13 @@ struct GrpcFrontendOptions {
   std::chrono::milliseconds shutdown_grace{5000};
 };
 
+// ModelInfer calls so far: answered (accepted by the front end and answered, whatever the
+// status) and refused (arrived once stop() had begun: UNAVAILABLE).
+struct GrpcCallCounts {
+  std::uint64_t answered = 0;
+  std::uint64_t refused = 0;
+};
+
 class GrpcFrontend {
  public:
   // Listens on address:port (port 0: any free port, port() tells which) and starts serving.
@@ -32,9 +40,11 @@ class GrpcFrontend {
   const std::string& address() const noexcept { return address_; }
   int port() const noexcept { return port_; }  // the port bound, never 0
 
-  // Stops accepting calls, lets accepted ones finish (cancelled after shutdown_grace) and returns
-  // when every handler has returned. Idempotent.
+  // Stops accepting inference calls (a new one is answered UNAVAILABLE; ServerReady says false),
+  // lets the accepted ones finish, then stops gRPC (cancelling any call still open after
+  // shutdown_grace) and returns when every handler has returned. Idempotent.
   void stop();
+  GrpcCallCounts calls() const;
 
  private:
   struct Impl;

@@ -18,6 +18,7 @@ Exit status: 0 pass, 1 fail, 77 skipped (no venv, or tritonclient/onnxruntime mi
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -370,6 +371,54 @@ def check_load(url, requests, threads, time_limit):
           + ("" if run.returncode == 0 else f" (exit {run.returncode})\n{run.stderr}"))
 
 
+def check_shutdown_finishes_calls(loom_serve, repo, calls=64):
+    """SIGTERM while calls are in flight: every call started ends answered right, or refused as
+    UNAVAILABLE (the server no longer accepts); none is lost (no answer) or cut (CANCELLED, ...),
+    and loom-serve exits 0."""
+    import numpy as np
+    import tritonclient.grpc as grpcclient
+    import make_repository
+    import serve_support
+    outcomes = []
+    done = threading.Semaphore(0)
+    server = serve_support.Server(loom_serve, repo, http=None, grpc=0)
+    server.start()
+    try:
+        client = grpcclient.InferenceServerClient(server.url("gRPC"))
+        x = np.arange(2 * make_repository.BATCHED_WIDTH, dtype=np.float32).reshape(2, -1)
+        tensor = grpcclient.InferInput("x", list(x.shape), "FP32")
+        tensor.set_data_from_numpy(x)
+
+        def finished(result, error):
+            if error is not None:
+                outcomes.append(str(error.status()).replace("StatusCode.", ""))
+            else:
+                outcomes.append("right" if np.array_equal(result.as_numpy("y"), x * 2 + 1) else "wrong")
+            done.release()
+
+        for _ in range(calls):
+            client.async_infer(make_repository.BATCHED, [tensor], finished,
+                               outputs=[grpcclient.InferRequestedOutput("y")], client_timeout=CALL_TIMEOUT_S)
+        server.stop()  # SIGTERM now, calls in flight; exit 0 required
+    finally:
+        server.kill()
+    for _ in range(calls):
+        if not done.acquire(timeout=CALL_TIMEOUT_S):
+            fail(f"SIGTERM with calls in flight: only {len(outcomes)} of {calls} calls ended")
+    client.close()
+    # loom-serve's count of the calls its handler accepted (and answered) and refused; the calls gRPC
+    # itself turned away once it stopped listening (CANCELLED) never reached a handler.
+    said = re.search(r"gRPC: (\d+) inference calls answered, (\d+) refused while stopping", server.stderr_text())
+    if not said:
+        fail("loom-serve did not report its gRPC calls when stopping:\n" + server.stderr_text())
+    answered, refused = int(said.group(1)), int(said.group(2))
+    counts = {kind: outcomes.count(kind) for kind in sorted(set(outcomes))}
+    check(set(outcomes) <= {"right", "UNAVAILABLE", "CANCELLED"} and counts.get("right", 0) == answered
+          and counts.get("UNAVAILABLE", 0) == refused,
+          f"SIGTERM with {calls} calls in flight: loom-serve exited 0; each call it accepted ({answered}) was "
+          f"answered right, {refused} refused as UNAVAILABLE, the rest never reached it: {counts}")
+
+
 def check_port_in_use(loom_serve, work_dir, endpoint):
     """A second loom-serve asked for the first one's gRPC port exits 1 naming address and port."""
     import serve_support
@@ -438,6 +487,7 @@ def main():
             check(client.is_server_live(client_timeout=CALL_TIMEOUT_S), "still live after the load")
             client.close()
         check(True, "SIGTERM: loom-serve exited 0")
+        check_shutdown_finishes_calls(args.loom_serve, repo)
     except serve_support.ServeError as error:
         fail(str(error))
     print(f"{TOOL}: all checks passed")

@@ -246,8 +246,14 @@ TEST_F(GrpcFrontendTest, PortInUseIsAnErrorNamingAddressAndPort) {
 TEST_F(GrpcFrontendTest, StopEndsServingAndIsIdempotent) {
   inference::ModelInferResponse response;
   ASSERT_TRUE(infer(doubled_request({1, 2, 3, 4, 5, 6}), response).ok());
+  auto bad = doubled_request({1, 2, 3, 4, 5, 6});
+  bad.set_model_name("absent");
+  EXPECT_FALSE(infer(bad, response).ok());
   frontend_->stop();
   frontend_->stop();
+  // Both calls were accepted and answered (an error is an answer); none arrived while stopping.
+  EXPECT_EQ(frontend_->calls().answered, 2u);
+  EXPECT_EQ(frontend_->calls().refused, 0u);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   inference::ServerLiveResponse live;

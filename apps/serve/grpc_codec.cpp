@@ -196,6 +196,13 @@ std::optional<Failure> apply_parameter(const std::string& key, const InferParame
           return bad_request("parameter 'priority' must be a string or an integer level");
       }
     }
+    if (key == "sequence_id") {
+      const bool none = (value.parameter_choice_case() == InferParameter::kInt64Param && value.int64_param() == 0) ||
+                        (value.parameter_choice_case() == InferParameter::kUint64Param && value.uint64_param() == 0) ||
+                        (value.parameter_choice_case() == InferParameter::kStringParam && value.string_param().empty());
+      if (!none) return bad_request("parameter 'sequence_id': sequence batching is unsupported");
+      return std::nullopt;
+    }
     if (key == "timeout") {
       switch (value.parameter_choice_case()) {
         case InferParameter::kInt64Param:
@@ -214,6 +221,19 @@ std::optional<Failure> apply_parameter(const std::string& key, const InferParame
   } catch (const Error& error) {
     return bad_request(error.what());
   }
+  return std::nullopt;
+}
+
+// Parameters of extensions Loom does not implement, on an input or a requested output: refused, so
+// that a client relying on them hears so instead of getting an answer computed from something else.
+template <class Parameters>
+std::optional<Failure> refuse_extensions(const Parameters& parameters, const std::string& where) {
+  for (const char* key : {"shared_memory_region", "shared_memory_byte_size", "shared_memory_offset"})
+    if (parameters.count(key))
+      return bad_request(where + ": parameter '" + key +
+                         "': the shared-memory extension is unsupported; send the data in the message");
+  if (auto it = parameters.find("classification"); it != parameters.end() && it->second.int64_param() != 0)
+    return bad_request(where + ": parameter 'classification': the classification extension is unsupported");
   return std::nullopt;
 }
 
@@ -275,6 +295,7 @@ std::variant<InferRequest, Failure> decode_infer_request(const ModelInferRequest
     auto shape = checked_shape(input, *dtype);
     if (auto* failure = std::get_if<Failure>(&shape)) return std::move(*failure);
     Tensor tensor(*dtype, std::get<Shape>(std::move(shape)));
+    if (auto failure = refuse_extensions(input.parameters(), "input " + quoted(input.name()))) return *failure;
     const bool has_contents = input.has_contents() && contents_entries(input.contents()) > 0;
     if (raw_count != 0) {
       if (has_contents)
@@ -293,7 +314,10 @@ std::variant<InferRequest, Failure> decode_infer_request(const ModelInferRequest
     }
     out.inputs.push_back(InferInput{input.name(), std::move(tensor)});
   }
-  for (const auto& output : request.outputs()) out.outputs.push_back(RequestedOutput{output.name(), false});
+  for (const auto& output : request.outputs()) {
+    if (auto failure = refuse_extensions(output.parameters(), "output " + quoted(output.name()))) return *failure;
+    out.outputs.push_back(RequestedOutput{output.name(), false});
+  }
   return out;
 }
 

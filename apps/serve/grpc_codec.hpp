@@ -25,7 +25,9 @@ grpc::Status to_grpc_status(const Failure& failure);
 // `contents` list; both are checked against the declared shape and datatype (byte count, element
 // count, the list that datatype uses, the range of narrower integer types), and a mismatch is a
 // bad_request Failure naming the input. Request parameters "priority" and "timeout" as
-// request_parameters.hpp reads them (the rule the HTTP front end shares); others are ignored. `deadline_ms`, when set,
+// request_parameters.hpp reads them (the rule the HTTP front end shares); a non-zero
+// "sequence_id", and the shared-memory and classification parameters of inputs and outputs, are
+// refused (extensions Loom does not implement); other parameters are ignored. `deadline_ms`, when set,
 // is the time the client's gRPC deadline leaves: the request's timeout is the smaller of the two.
 std::variant<InferRequest, Failure> decode_infer_request(const inference::ModelInferRequest& request,
                                                          std::optional<double> deadline_ms = std::nullopt);

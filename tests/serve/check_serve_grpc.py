@@ -290,6 +290,14 @@ def check_bad_requests(client, url, yolo, minilm):
     check(code == "UNAVAILABLE" and "broken" in message, f"infer on the broken model: {code} '{message}'")
     code, message = status_of(lambda: client.get_model_metadata("broken", client_timeout=CALL_TIMEOUT_S))
     check(code == "UNAVAILABLE" and "not ready" in message, f"metadata of the broken model: {code} '{message}'")
+    image = grpcclient.InferInput("images", list(images.shape), "FP32")
+    image.set_data_from_numpy(images)
+    code, message = status_of(lambda: client.infer("yolov8n", [image], sequence_id=5, client_timeout=CALL_TIMEOUT_S))
+    check(code == "INVALID_ARGUMENT" and "sequence" in message, f"sequence_id (unsupported): {code} '{message}'")
+    code, message = status_of(lambda: client.infer("yolov8n", [image], client_timeout=CALL_TIMEOUT_S, outputs=[
+        grpcclient.InferRequestedOutput("output0", class_count=3)]))
+    check(code == "INVALID_ARGUMENT" and "classification" in message,
+          f"class_count (classification, unsupported): {code} '{message}'")
     # Over --max-request-bytes (4 MB): 1x3x640x640 floats are 4.9 MB.
     big = np.zeros((1, 3, 640, 640), dtype=np.float32)
     code, message = status_of(lambda: infer(client, "yolov8n", {"images": big}, ["output0"]))

@@ -276,6 +276,38 @@ TEST(GrpcCodec, PriorityAndTimeoutParameters) {
   EXPECT_EQ(plain.timeout_ms, 0);
 }
 
+TEST(GrpcCodec, UnimplementedExtensionsAreRefused) {
+  {
+    auto request = base_request();
+    (*request.mutable_parameters())["sequence_id"].set_int64_param(42);
+    const Failure failure = expect_failure(decode_infer_request(request));
+    EXPECT_EQ(failure.status, Status::bad_request);
+    EXPECT_NE(failure.message.find("sequence"), std::string::npos) << failure.message;
+  }
+  {
+    auto request = base_request();  // sequence_id 0 is "no sequence", as tritonclient sends it
+    (*request.mutable_parameters())["sequence_id"].set_int64_param(0);
+    expect_request(decode_infer_request(request));
+  }
+  {
+    auto request = base_request();
+    auto* input = add_input(request, "x", "FP32", {1});
+    (*input->mutable_parameters())["shared_memory_region"].set_string_param("region0");
+    const Failure failure = expect_failure(decode_infer_request(request));
+    EXPECT_NE(failure.message.find("'x'"), std::string::npos) << failure.message;
+    EXPECT_NE(failure.message.find("shared-memory"), std::string::npos) << failure.message;
+  }
+  {
+    auto request = base_request();
+    auto* output = request.add_outputs();
+    output->set_name("scores");
+    (*output->mutable_parameters())["classification"].set_int64_param(3);
+    const Failure failure = expect_failure(decode_infer_request(request));
+    EXPECT_NE(failure.message.find("'scores'"), std::string::npos) << failure.message;
+    EXPECT_NE(failure.message.find("classification"), std::string::npos) << failure.message;
+  }
+}
+
 TEST(GrpcCodec, ResponseCarriesOutputsAsRawBytes) {
   InferResponse response;
   response.model = "minilm";

@@ -66,10 +66,16 @@ const char* contents_field(DType dtype) noexcept {
   return nullptr;
 }
 
+// The entries of one typed list, by its name (contents_field), and of all lists together.
+int list_size(const InferTensorContents& contents, const char* field) {
+  return contents.GetReflection()->FieldSize(contents, InferTensorContents::descriptor()->FindFieldByName(field));
+}
 int contents_entries(const InferTensorContents& contents) {
-  return contents.bool_contents_size() + contents.int_contents_size() + contents.int64_contents_size() +
-         contents.uint_contents_size() + contents.uint64_contents_size() + contents.fp32_contents_size() +
-         contents.fp64_contents_size() + contents.bytes_contents_size();
+  int entries = 0;
+  const auto* descriptor = InferTensorContents::descriptor();
+  for (int i = 0; i < descriptor->field_count(); ++i)
+    entries += contents.GetReflection()->FieldSize(contents, descriptor->field(i));
+  return entries;
 }
 
 // Copies `values` into `tensor` as T, each checked to fit T (int_contents and uint_contents carry
@@ -97,36 +103,7 @@ std::optional<Failure> decode_contents(const InferTensorContents& contents, Tens
   if (field == nullptr)
     return bad_request("input " + quoted(name) + ": " + datatype +
                        " has no typed contents list; send its bytes in raw_input_contents");
-  int given = 0;
-  switch (dtype) {
-    case DType::boolean:
-      given = contents.bool_contents_size();
-      break;
-    case DType::i8:
-    case DType::i16:
-    case DType::i32:
-      given = contents.int_contents_size();
-      break;
-    case DType::i64:
-      given = contents.int64_contents_size();
-      break;
-    case DType::u8:
-    case DType::u16:
-    case DType::u32:
-      given = contents.uint_contents_size();
-      break;
-    case DType::u64:
-      given = contents.uint64_contents_size();
-      break;
-    case DType::f32:
-      given = contents.fp32_contents_size();
-      break;
-    case DType::f64:
-      given = contents.fp64_contents_size();
-      break;
-    default:
-      break;
-  }
+  const int given = list_size(contents, field);
   const std::int64_t expected = tensor.numel();
   if (given != expected || contents_entries(contents) != given) {
     std::string message = "input " + quoted(name) + ": " + std::to_string(given) + " values in " + field +

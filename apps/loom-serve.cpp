@@ -46,9 +46,10 @@ const char* kFooter = R"(Model repository (docs/serve.md):
   (optional) sets priority, max_batch_size, dims, dim_ranges, device, timeout_ms. A model that fails
   to load is reported not ready with its error; the others are served.
 Ports:
-  0 picks a free port (the "listening" line gives it); -1 turns that endpoint off. --metrics-port 0
-  asks the system for a free port and hands it to the executors (another process could take it in
-  between: give a fixed port in production).
+  0 picks a free port (the "listening" line gives it); -1 turns that endpoint off. Executor i (one
+  per device) serves its metrics on --metrics-port + i, one "metrics listening" line each. With
+  --metrics-port 0 the system picks a free port for the first, handed to the executors (another
+  process could take it in between: give fixed ports in production).
 Output:
   "loom-serve: HTTP listening on ADDRESS:PORT", "loom-serve: metrics listening on ADDRESS:PORT", then
   "loom-serve: ready" on stdout; each model's state on stderr. SIGINT or SIGTERM: stop accepting,
@@ -79,7 +80,8 @@ int pick_free_port(const std::string& address) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (getaddrinfo(address.c_str(), nullptr, &hints, &found) != 0 || !found)
-    throw loom::Error(loom::ErrorCode::invalid_argument, "metrics port 0 on " + address + ": the address does not resolve");
+    throw loom::Error(loom::ErrorCode::invalid_argument,
+                      "metrics port 0 on " + address + ": the address does not resolve");
   const int sock = socket(found->ai_family, SOCK_STREAM, 0);
   int port = -1;
   if (sock >= 0 && bind(sock, found->ai_addr, found->ai_addrlen) == 0) {
@@ -120,9 +122,9 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
   const auto devices = service.devices();
   for (const auto& model : service.models()) {
     if (model.ready)
-      std::fprintf(stderr, "loom-serve: model %s version %s: ready on %s\n", model.name.c_str(), model.version.c_str(),
-                   model.device >= 0 && model.device < static_cast<int>(devices.size()) ? devices[model.device].c_str()
-                                                                                        : "?");
+      std::fprintf(
+          stderr, "loom-serve: model %s version %s: ready on %s\n", model.name.c_str(), model.version.c_str(),
+          model.device >= 0 && model.device < static_cast<int>(devices.size()) ? devices[model.device].c_str() : "?");
     else
       std::fprintf(stderr, "loom-serve: model %s version %s: not ready: %s\n", model.name.c_str(),
                    model.version.c_str(), model.error.c_str());
@@ -148,8 +150,11 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
 #else
   std::fprintf(stderr, "loom-serve: built without gRPC (cmake/loom_grpc.cmake): KServe v2 over HTTP only\n");
 #endif
+  // Executor i serves its metrics on metrics_port + i (docs/serve.md "Devices").
   if (options.executor.metrics_port > 0)
-    print_line("loom-serve: metrics listening on " + flags.address + ":" + std::to_string(options.executor.metrics_port));
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      print_line("loom-serve: metrics listening on " + flags.address + ":" +
+                 std::to_string(options.executor.metrics_port + static_cast<int>(i)));
   print_line("loom-serve: ready");
 
   int signal_number = 0;
@@ -183,9 +188,10 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   ServeFlags flags;
-  CLI::App app{"Serves the ONNX models of a model repository over the KServe v2 protocol (Triton's clients,\n"
-               "perf_analyzer and KServe speak it), every request scheduled by Loom's executors.",
-               "loom-serve"};
+  CLI::App app{
+      "Serves the ONNX models of a model repository over the KServe v2 protocol (Triton's clients,\n"
+      "perf_analyzer and KServe speak it), every request scheduled by Loom's executors.",
+      "loom-serve"};
   app.footer(kFooter);
   app.get_formatter()->column_width(36);
   try {
@@ -218,11 +224,14 @@ int main(int argc, char** argv) {
         ->type_name("auto|cpu|cpu:accel|cuda|cuda:N")
         ->check(cli::device_name())
         ->capture_default_str();
-    app.add_option("--policy", flags.policy, "The executors' scheduling policy: " + [] {
-      std::string names;
-      for (const auto& name : loom::policy_names()) names += (names.empty() ? "" : ", ") + name;
-      return names;
-    }())
+    app.add_option(
+           "--policy", flags.policy,
+           "The executors' scheduling policy: " +
+               [] {
+                 std::string names;
+                 for (const auto& name : loom::policy_names()) names += (names.empty() ? "" : ", ") + name;
+                 return names;
+               }())
         ->type_name("NAME")
         ->capture_default_str();
     app.add_option("--cpu-threads", flags.cpu_threads, "CPU backend: threads a kernel may use (0: one per core)")

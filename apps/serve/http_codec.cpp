@@ -2,6 +2,7 @@
 // the raw little-endian bytes of Loom's host tensors.
 #include "http_codec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -40,23 +41,25 @@ std::string string_field(const json& object, const char* key, const std::string&
 
 // Fills element `index` of `tensor` (storage type T) from a JSON number or boolean.
 template <class T>
-void put_value(Tensor& tensor, std::size_t index, const json& value, const std::string& where) {
+void put_value(Tensor& tensor, std::size_t index, const json& value, const std::string& input) {
+  // The element's name is built only for an error: the data may hold millions of values.
+  const auto where = [&] { return input + ".data[" + std::to_string(index) + "]"; };
   T* out = static_cast<T*>(tensor.data()) + index;
   const DType dtype = tensor.dtype();
   if constexpr (std::is_same_v<T, std::uint8_t>) {
     if (dtype == DType::boolean) {
-      if (!value.is_boolean()) bad(where + ": expected true or false for BOOL, got " + json_type(value));
+      if (!value.is_boolean()) bad(where() + ": expected true or false for BOOL, got " + json_type(value));
       *out = value.get<bool>() ? 1 : 0;
       return;
     }
   }
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16_t> ||
-                       std::is_same_v<T, bf16_t>) {
-    if (!value.is_number()) bad(where + ": expected a number, got " + json_type(value));
+                std::is_same_v<T, bf16_t>) {
+    if (!value.is_number()) bad(where() + ": expected a number, got " + json_type(value));
     *out = narrow<T>(value.get<double>());
   } else {
     if (!value.is_number_integer())
-      bad(where + ": expected an integer for " + std::string(kserve_datatype(dtype)) + ", got " +
+      bad(where() + ": expected an integer for " + std::string(kserve_datatype(dtype)) + ", got " +
           (value.is_number_float() ? "the number " + value.dump() : json_type(value)));
     bool fits = false;
     if (value.is_number_unsigned()) {
@@ -72,19 +75,23 @@ void put_value(Tensor& tensor, std::size_t index, const json& value, const std::
         fits = v >= 0 && static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
       if (fits) *out = static_cast<T>(v);
     }
-    if (!fits) bad(where + ": " + value.dump() + " is out of the range of " + std::string(kserve_datatype(dtype)));
+    if (!fits) bad(where() + ": " + value.dump() + " is out of the range of " + std::string(kserve_datatype(dtype)));
   }
 }
 
 // Walks flat or nested row-major data, writing each leaf in order; `count` counts the leaves.
+// Nesting deeper than the shape's rank is refused before it could exhaust the stack.
 template <class T>
-void put_data(Tensor& tensor, const json& data, std::size_t& count, const std::string& where) {
+void put_data(Tensor& tensor, const json& data, std::size_t& count, const std::string& where, std::size_t depth) {
   if (data.is_array()) {
-    for (std::size_t i = 0; i < data.size(); ++i) put_data<T>(tensor, data[i], count, where);
+    if (depth > std::max<std::size_t>(tensor.shape().rank(), 1))
+      bad(where + ".data: nested " + std::to_string(depth) + " deep, deeper than the shape [" +
+          tensor.shape().to_string() + "]");
+    for (std::size_t i = 0; i < data.size(); ++i) put_data<T>(tensor, data[i], count, where, depth + 1);
     return;
   }
   const auto capacity = static_cast<std::size_t>(tensor.numel());
-  if (count < capacity) put_value<T>(tensor, count, data, where + ".data[" + std::to_string(count) + "]");
+  if (count < capacity) put_value<T>(tensor, count, data, where);
   ++count;
 }
 
@@ -92,7 +99,7 @@ template <class T>
 void fill_from_json(Tensor& tensor, const json& data, const std::string& where) {
   if (!data.is_array()) bad(where + ".data: expected an array, got " + json_type(data));
   std::size_t count = 0;
-  put_data<T>(tensor, data, count, where);
+  put_data<T>(tensor, data, count, where, 1);
   if (count != static_cast<std::size_t>(tensor.numel()))
     bad(where + ".data: " + std::to_string(count) + " values for shape [" + tensor.shape().to_string() + "] (" +
         std::to_string(tensor.numel()) + " values)");
@@ -100,19 +107,31 @@ void fill_from_json(Tensor& tensor, const json& data, const std::string& where) 
 
 void fill_from_json(Tensor& tensor, const json& data, const std::string& where) {
   switch (tensor.dtype()) {
-    case DType::f32: return fill_from_json<float>(tensor, data, where);
-    case DType::f16: return fill_from_json<f16_t>(tensor, data, where);
-    case DType::bf16: return fill_from_json<bf16_t>(tensor, data, where);
-    case DType::f64: return fill_from_json<double>(tensor, data, where);
-    case DType::i64: return fill_from_json<std::int64_t>(tensor, data, where);
-    case DType::i32: return fill_from_json<std::int32_t>(tensor, data, where);
-    case DType::i16: return fill_from_json<std::int16_t>(tensor, data, where);
-    case DType::i8: return fill_from_json<std::int8_t>(tensor, data, where);
-    case DType::u64: return fill_from_json<std::uint64_t>(tensor, data, where);
-    case DType::u32: return fill_from_json<std::uint32_t>(tensor, data, where);
-    case DType::u16: return fill_from_json<std::uint16_t>(tensor, data, where);
+    case DType::f32:
+      return fill_from_json<float>(tensor, data, where);
+    case DType::f16:
+      return fill_from_json<f16_t>(tensor, data, where);
+    case DType::bf16:
+      return fill_from_json<bf16_t>(tensor, data, where);
+    case DType::f64:
+      return fill_from_json<double>(tensor, data, where);
+    case DType::i64:
+      return fill_from_json<std::int64_t>(tensor, data, where);
+    case DType::i32:
+      return fill_from_json<std::int32_t>(tensor, data, where);
+    case DType::i16:
+      return fill_from_json<std::int16_t>(tensor, data, where);
+    case DType::i8:
+      return fill_from_json<std::int8_t>(tensor, data, where);
+    case DType::u64:
+      return fill_from_json<std::uint64_t>(tensor, data, where);
+    case DType::u32:
+      return fill_from_json<std::uint32_t>(tensor, data, where);
+    case DType::u16:
+      return fill_from_json<std::uint16_t>(tensor, data, where);
     case DType::u8:
-    case DType::boolean: return fill_from_json<std::uint8_t>(tensor, data, where);
+    case DType::boolean:
+      return fill_from_json<std::uint8_t>(tensor, data, where);
   }
   bad(where + ": no JSON decoding for this datatype");
 }
@@ -131,7 +150,7 @@ json to_json_values(const Tensor& tensor) {
       }
     }
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16_t> ||
-                         std::is_same_v<T, bf16_t>) {
+                  std::is_same_v<T, bf16_t>) {
       const double v = static_cast<double>(widen(data[i]));
       if (std::isfinite(v))
         values.push_back(v);
@@ -146,22 +165,34 @@ json to_json_values(const Tensor& tensor) {
 
 json to_json_values(const Tensor& tensor) {
   switch (tensor.dtype()) {
-    case DType::f32: return to_json_values<float>(tensor);
-    case DType::f16: return to_json_values<f16_t>(tensor);
-    case DType::bf16: return to_json_values<bf16_t>(tensor);
-    case DType::f64: return to_json_values<double>(tensor);
-    case DType::i64: return to_json_values<std::int64_t>(tensor);
-    case DType::i32: return to_json_values<std::int32_t>(tensor);
-    case DType::i16: return to_json_values<std::int16_t>(tensor);
-    case DType::i8: return to_json_values<std::int8_t>(tensor);
-    case DType::u64: return to_json_values<std::uint64_t>(tensor);
-    case DType::u32: return to_json_values<std::uint32_t>(tensor);
-    case DType::u16: return to_json_values<std::uint16_t>(tensor);
+    case DType::f32:
+      return to_json_values<float>(tensor);
+    case DType::f16:
+      return to_json_values<f16_t>(tensor);
+    case DType::bf16:
+      return to_json_values<bf16_t>(tensor);
+    case DType::f64:
+      return to_json_values<double>(tensor);
+    case DType::i64:
+      return to_json_values<std::int64_t>(tensor);
+    case DType::i32:
+      return to_json_values<std::int32_t>(tensor);
+    case DType::i16:
+      return to_json_values<std::int16_t>(tensor);
+    case DType::i8:
+      return to_json_values<std::int8_t>(tensor);
+    case DType::u64:
+      return to_json_values<std::uint64_t>(tensor);
+    case DType::u32:
+      return to_json_values<std::uint32_t>(tensor);
+    case DType::u16:
+      return to_json_values<std::uint16_t>(tensor);
     case DType::u8:
-    case DType::boolean: return to_json_values<std::uint8_t>(tensor);
+    case DType::boolean:
+      return to_json_values<std::uint8_t>(tensor);
   }
-  throw Error(ErrorCode::internal, "encode_infer_response: no JSON encoding for dtype " +
-                                       std::string(dtype_name(tensor.dtype())));
+  throw Error(ErrorCode::internal,
+              "encode_infer_response: no JSON encoding for dtype " + std::string(dtype_name(tensor.dtype())));
 }
 
 std::vector<std::int64_t> decode_shape(const json& input, const std::string& where) {
@@ -171,7 +202,8 @@ std::vector<std::int64_t> decode_shape(const json& input, const std::string& whe
   std::vector<std::int64_t> dims;
   for (std::size_t i = 0; i < shape->size(); ++i) {
     const json& dim = (*shape)[i];
-    if (!dim.is_number_integer() || (dim.is_number_integer() && !dim.is_number_unsigned() && dim.get<std::int64_t>() < 0))
+    if (!dim.is_number_integer() ||
+        (dim.is_number_integer() && !dim.is_number_unsigned() && dim.get<std::int64_t>() < 0))
       bad(where + ".shape[" + std::to_string(i) + "]: expected a dim of 0 or more, got " + dim.dump());
     if (dim.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
       bad(where + ".shape[" + std::to_string(i) + "]: " + dim.dump() + " is too large a dim");
@@ -259,13 +291,20 @@ std::vector<RequestedOutput> decode_outputs(const json& outputs, bool binary_def
 
 int http_status(Status status) noexcept {
   switch (status) {
-    case Status::ok: return 200;
-    case Status::bad_request: return 400;
-    case Status::not_found: return 404;
-    case Status::unavailable: return 503;
-    case Status::timeout: return 504;
-    case Status::too_large: return 413;
-    case Status::internal: return 500;
+    case Status::ok:
+      return 200;
+    case Status::bad_request:
+      return 400;
+    case Status::not_found:
+      return 404;
+    case Status::unavailable:
+      return 503;
+    case Status::timeout:
+      return 504;
+    case Status::too_large:
+      return 413;
+    case Status::internal:
+      return 500;
   }
   return 500;
 }
@@ -284,6 +323,11 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
           std::to_string(body.size()) + " bytes");
     header = body.substr(0, *header_length);
   }
+  // nlohmann's parser takes a NUL byte for the end of its input, and JSON text holds none: binary
+  // bytes sent without the header that says where the JSON ends.
+  if (const auto nul = header.find('\0'); nul != std::string_view::npos)
+    bad("request body: a NUL byte at byte offset " + std::to_string(nul) +
+        " of the JSON (binary tensor data needs the Inference-Header-Content-Length header)");
   json root;
   try {
     root = json::parse(header.begin(), header.end());
@@ -291,7 +335,8 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
     std::string what = e.what();
     // nlohmann's text starts "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
     const auto at = what.find("parse error");
-    bad("request body: malformed JSON at byte " + std::to_string(e.byte) + " (" +
+    // e.byte counts from 1; the offset of the byte the parser stopped at counts from 0.
+    bad("request body: malformed JSON at byte offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0) + " (" +
         (at == std::string::npos ? what : what.substr(at)) + ")");
   }
   if (!root.is_object()) bad("request body: expected a JSON object, got " + json_type(root));
@@ -309,7 +354,8 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
   const json* inputs = field(root, "inputs");
   if (!inputs) bad("request: the field 'inputs' is missing");
   if (!inputs->is_array() || inputs->empty())
-    bad("request.inputs: expected a non-empty array of inputs, got " + (inputs->is_array() ? std::string("[]") : json_type(*inputs)));
+    bad("request.inputs: expected a non-empty array of inputs, got " +
+        (inputs->is_array() ? std::string("[]") : json_type(*inputs)));
 
   // The binary part: each binary input's bytes, in input order, right after the JSON.
   std::size_t binary_offset = header.size();
@@ -324,7 +370,21 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
     for (const auto& earlier : request.inputs)
       if (earlier.name == decoded_input.name) bad(where + ": the input '" + decoded_input.name + "' is given twice");
     const DType dtype = decode_datatype(input, where);
-    Tensor tensor(dtype, Shape(decode_shape(input, where)));
+    const Shape shape(decode_shape(input, where));
+    // Each value takes at least one byte of the body, as JSON or as binary data: a shape holding
+    // more is refused before its tensor is allocated.
+    std::size_t elements = 1;
+    for (const std::int64_t dim : shape) {
+      if (dim != 0 && elements > body.size() / static_cast<std::size_t>(dim)) {
+        elements = body.size() + 1;
+        break;
+      }
+      elements *= static_cast<std::size_t>(dim);
+    }
+    if (elements > body.size())
+      bad(where + ".shape: [" + shape.to_string() + "] holds more values than a body of " +
+          std::to_string(body.size()) + " bytes can carry");
+    Tensor tensor(dtype, shape);
 
     std::optional<std::size_t> binary_size;
     if (const json* parameters = field(input, "parameters")) {
@@ -353,7 +413,9 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
       if (dtype == DType::boolean) {
         const auto* bytes = static_cast<const std::uint8_t*>(tensor.data());
         for (std::int64_t k = 0; k < tensor.numel(); ++k)
-          if (bytes[k] > 1) bad(where + ": BOOL element " + std::to_string(k) + " is byte " + std::to_string(bytes[k]) + ", not 0 or 1");
+          if (bytes[k] > 1)
+            bad(where + ": BOOL element " + std::to_string(k) + " is byte " + std::to_string(bytes[k]) +
+                ", not 0 or 1");
       }
     } else {
       if (!data) bad(where + ": the field 'data' is missing (or parameters.binary_data_size for binary data)");
@@ -366,7 +428,8 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
     bad("request body: " + std::to_string(binary_end - binary_offset) +
         " bytes after the JSON and the binary inputs that no input's binary_data_size accounts for");
 
-  if (const json* outputs = field(root, "outputs")) request.outputs = decode_outputs(*outputs, decoded.binary_data_output);
+  if (const json* outputs = field(root, "outputs"))
+    request.outputs = decode_outputs(*outputs, decoded.binary_data_output);
   return decoded;
 }
 
@@ -398,8 +461,7 @@ EncodedInfer encode_infer_response(const InferResponse& response, bool all_binar
     std::size_t total = encoded.body.size();
     for (const Tensor* tensor : binary) total += tensor->bytes();
     encoded.body.reserve(total);
-    for (const Tensor* tensor : binary)
-      encoded.body.append(static_cast<const char*>(tensor->data()), tensor->bytes());
+    for (const Tensor* tensor : binary) encoded.body.append(static_cast<const char*>(tensor->data()), tensor->bytes());
   }
   return encoded;
 }

@@ -99,8 +99,7 @@ std::optional<std::size_t> header_length(const httplib::Request& request) {
   std::size_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size())
-    throw Error(ErrorCode::invalid_argument,
-                "Inference-Header-Content-Length: '" + text + "' is not a byte count");
+    throw Error(ErrorCode::invalid_argument, "Inference-Header-Content-Length: '" + text + "' is not a byte count");
   return value;
 }
 
@@ -144,7 +143,12 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
     response.status = svc->live() ? 200 : 503;
   });
   server.Get("/v2/health/ready", [svc](const httplib::Request&, httplib::Response& response) {
-    response.status = svc->ready() ? 200 : 503;
+    if (svc->ready()) return;
+    std::string waiting;
+    for (const auto& model : svc->models())
+      if (!model.ready) waiting += (waiting.empty() ? "'" : ", '") + model.name + "'";
+    reply_error(response, 503,
+                waiting.empty() ? "the server is not ready" : "not every model is ready: " + waiting + " not ready");
   });
   server.Get("/v2", [](const httplib::Request&, httplib::Response& response) {
     response.set_content(encode_server_metadata(), kJson);
@@ -163,47 +167,46 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
              });
   const std::size_t max_bytes = options.max_request_bytes;
   const double wait_cap_seconds = options.wait_cap_seconds;
-  server.Post(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/infer)",
-              [svc, max_bytes, wait_cap_seconds](const httplib::Request& request, httplib::Response& response) {
-                const std::string encoding = request.get_header_value("Content-Encoding");
-                if (!encoding_supported(encoding))
-                  return reply_error(response, 400,
-                                     "Content-Encoding '" + encoding +
-                                         "' is unsupported (identity, gzip, deflate or br)");
-                if (request.body.size() > max_bytes)
-                  return reply_error(response, 413,
-                                     "the request body is " + std::to_string(request.body.size()) +
-                                         " bytes once decoded, over the server's limit of " +
-                                         std::to_string(max_bytes));
-                DecodedInfer decoded;
-                try {
-                  decoded = decode_infer_request(request.body, header_length(request), match(request, 1),
-                                                 match(request, 2));
-                } catch (const Error& e) {
-                  return reply_error(response, 400, e.what());
-                }
-                const bool all_binary = decoded.request.outputs.empty() && decoded.binary_data_output;
-                const std::string label = model_label(decoded.request.model, decoded.request.version);
-                const double wait_seconds = wait_cap_seconds + decoded.request.timeout_ms / 1000.0;
+  server.Post(
+      R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/infer)",
+      [svc, max_bytes, wait_cap_seconds](const httplib::Request& request, httplib::Response& response) {
+        const std::string encoding = request.get_header_value("Content-Encoding");
+        if (!encoding_supported(encoding))
+          return reply_error(response, 400,
+                             "Content-Encoding '" + encoding + "' is unsupported (identity, gzip, deflate or br)");
+        if (request.body.size() > max_bytes)
+          return reply_error(response, 413,
+                             "the request body is " + std::to_string(request.body.size()) +
+                                 " bytes once decoded, over the server's limit of " + std::to_string(max_bytes));
+        // An unknown model is 404 whatever the body holds; readiness and the inputs are the
+        // Service's to check.
+        if (!find_model(*svc, match(request, 1), match(request, 2), response, false)) return;
+        DecodedInfer decoded;
+        try {
+          decoded = decode_infer_request(request.body, header_length(request), match(request, 1), match(request, 2));
+        } catch (const Error& e) {
+          return reply_error(response, 400, e.what());
+        }
+        const bool all_binary = decoded.request.outputs.empty() && decoded.binary_data_output;
+        const std::string label = model_label(decoded.request.model, decoded.request.version);
+        const double wait_seconds = wait_cap_seconds + decoded.request.timeout_ms / 1000.0;
 
-                // The answer may come on an executor's thread after this handler gave up waiting:
-                // the promise is shared with the callback.
-                auto promise = std::make_shared<std::promise<InferResult>>();
-                auto future = promise->get_future();
-                svc->infer(std::move(decoded.request),
-                           [promise](std::optional<Failure> failure, InferResponse answer) {
-                             promise->set_value(InferResult{std::move(failure), std::move(answer)});
-                           });
-                if (future.wait_for(std::chrono::duration<double>(wait_seconds)) != std::future_status::ready)
-                  return reply_error(response, 504,
-                                     label + ": no answer within " + std::to_string(wait_seconds) + " s");
-                auto [failure, answer] = future.get();
-                if (failure) return reply_failure(response, *failure);
-                EncodedInfer encoded = encode_infer_response(answer, all_binary);
-                if (encoded.header_length)
-                  response.set_header("Inference-Header-Content-Length", std::to_string(*encoded.header_length));
-                response.set_content(std::move(encoded.body), encoded.header_length ? kBinary : kJson);
-              });
+        // The answer may come on an executor's thread after this handler gave up waiting:
+        // the promise is shared with the callback.
+        auto promise = std::make_shared<std::promise<InferResult>>();
+        auto future = promise->get_future();
+        svc->infer(std::move(decoded.request), [promise](std::optional<Failure> failure, InferResponse answer) {
+          promise->set_value(InferResult{std::move(failure), std::move(answer)});
+        });
+        if (future.wait_for(std::chrono::duration<double>(wait_seconds)) != std::future_status::ready)
+          return reply_error(response, 504, label + ": no answer within " + std::to_string(wait_seconds) + " s");
+        auto [failure, answer] = future.get();
+        if (failure) return reply_failure(response, *failure);
+        EncodedInfer encoded = encode_infer_response(answer, all_binary);
+        if (encoded.header_length)
+          response.set_header("Inference-Header-Content-Length", std::to_string(*encoded.header_length));
+        response.set_content(std::move(encoded.body), encoded.header_length ? kBinary : kJson);
+      });
 
   server.set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr error) {
     std::string message = "unknown exception";
@@ -222,10 +225,12 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
     if (response.status == 404)
       reply_error(response, 404, "no route for " + request.method + " " + request.path + " (KServe v2: /v2/...)");
     else if (response.status == 413)
-      reply_error(response, 413, "the request body is over the server's limit of " + std::to_string(max_bytes) + " bytes");
+      reply_error(response, 413,
+                  "the request body is over the server's limit of " + std::to_string(max_bytes) + " bytes");
+    else if (response.status == 400)
+      reply_error(response, 400, "the HTTP request could not be read (a body needs a Content-Length or chunks)");
     else
-      reply_error(response, response.status, "the HTTP request could not be read (status " +
-                                                 std::to_string(response.status) + ")");
+      reply_error(response, response.status, "HTTP status " + std::to_string(response.status));
   });
 
   errno = 0;

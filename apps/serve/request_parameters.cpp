@@ -31,8 +31,8 @@ std::optional<Priority> priority_from_parameter(std::string_view name) {
 
 double timeout_ms_from_parameter(double microseconds) {
   if (!std::isfinite(microseconds) || microseconds < 0)
-    throw Error(ErrorCode::invalid_argument, "parameter 'timeout': " + std::to_string(microseconds) +
-                                                 " is not a time in microseconds (0 or more)");
+    throw Error(ErrorCode::invalid_argument,
+                "parameter 'timeout': " + std::to_string(microseconds) + " is not a time in microseconds (0 or more)");
   return microseconds / 1000.0;
 }
 

@@ -13,6 +13,7 @@
 #include "loom/error.hpp"
 #include "loom/onnx.hpp"
 #include "serve/batcher.hpp"
+#include "serve/devices.hpp"
 #include "serve/repository.hpp"
 
 namespace loom::serve {
@@ -80,7 +81,10 @@ Failure failure_from(std::exception_ptr error, const std::string& model) {
   try {
     std::rethrow_exception(error);
   } catch (const Error& e) {
-    const std::string message = "model " + quoted(model) + ": " + e.what();
+    // The executor's messages name the model already; others get it in front.
+    const std::string what = e.what();
+    const std::string message =
+        what.find(quoted(model)) != std::string::npos ? what : "model " + quoted(model) + ": " + what;
     switch (e.code()) {
       case ErrorCode::shape_mismatch:
       case ErrorCode::dtype_mismatch:
@@ -100,23 +104,6 @@ Failure failure_from(std::exception_ptr error, const std::string& model) {
   } catch (...) {
     return failure(Status::internal, "model " + quoted(model) + ": unknown failure");
   }
-}
-
-std::vector<std::string> executor_devices(const std::string& device) {
-  const int gpus = cuda_device_count();
-  if (device == "auto") {
-    if (gpus == 0) return {"cpu"};
-    std::vector<std::string> all;
-    for (int i = 0; i < gpus; ++i) all.push_back("cuda:" + std::to_string(i));
-    return all;
-  }
-  if (device == "cuda") {
-    if (gpus == 0) throw Error(ErrorCode::invalid_argument, "device \"cuda\": this machine has no usable GPU");
-    std::vector<std::string> all;
-    for (int i = 0; i < gpus; ++i) all.push_back("cuda:" + std::to_string(i));
-    return all;
-  }
-  return {device};  // "cpu", "cuda:N", "cpu:accel": the Executor checks it
 }
 
 // The sizes of every output with the open dims bound to `dims`, through optimize() and
@@ -199,17 +186,12 @@ void Service::Impl::load(ServedModel& served) {
   }
 
   // The device: the config's, else the executor with the fewest weight bytes (ties: lowest index).
-  std::size_t device = 0;
-  if (config.device) {
-    if (static_cast<std::size_t>(*config.device) >= executors.size())
-      throw std::runtime_error(config_file + ": key \"device\": index " + std::to_string(*config.device) +
-                               " is out of range (the server has " + std::to_string(executors.size()) + " device" +
-                               (executors.size() == 1 ? "" : "s") + ")");
-    device = static_cast<std::size_t>(*config.device);
-  } else {
-    device =
-        static_cast<std::size_t>(std::min_element(weight_bytes.begin(), weight_bytes.end()) - weight_bytes.begin());
-  }
+  const std::optional<std::size_t> chosen = choose_device(weight_bytes, config.device);
+  if (!chosen)
+    throw std::runtime_error(config_file + ": key \"device\": index " + std::to_string(config.device.value_or(-1)) +
+                             " is out of range (the server has " + std::to_string(executors.size()) + " device" +
+                             (executors.size() == 1 ? "" : "s") + ")");
+  const std::size_t device = *chosen;
 
   LoadOptions load;
   load.name = entry.name;
@@ -232,8 +214,24 @@ void Service::Impl::load(ServedModel& served) {
         second[dim] = range.opt + 1 <= range.max ? range.opt + 1 : std::max(range.min, range.opt - 1);
       }
     }
-    first_shapes = output_shapes(model, first);
-    second_shapes = output_shapes(model, second);
+    try {
+      first_shapes = output_shapes(model, first);
+      second_shapes = output_shapes(model, second);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("model " + quoted(entry.name) + ": the output shapes with the open dims (" +
+                               (batch_dim.empty() ? "" : "the batch dim " + quoted(batch_dim) + ", ") +
+                               "dim_ranges) at two sizes could not be worked out: " + e.what());
+    }
+    if (!batch_dim.empty())
+      for (const auto& [name, a] : first_shapes) {
+        const Shape& b = second_shapes[name];
+        if (a.rank() == 0 || b.rank() != a.rank() || a[0] != 1 || b[0] != 2)
+          throw std::runtime_error(config_file +
+                                   ": key \"max_batch_size\": batching needs the batch as axis 0 of "
+                                   "every output, and output " +
+                                   quoted(name) + " has shape " + a.to_string() + " at batch 1 and " + b.to_string() +
+                                   " at batch 2");
+      }
   }
 
   executors[device]->load(model, load);
@@ -266,23 +264,11 @@ void Service::Impl::load(ServedModel& served) {
   }
   for (const ValueInfo& out : info.outputs) {
     TensorMetadata meta{out.name, std::string(kserve_datatype(out.dtype)), out.shape.dims()};
-    if (!open.empty()) {
-      const auto a = first_shapes.find(out.name), b = second_shapes.find(out.name);
-      if (a != first_shapes.end() && b != second_shapes.end() && a->second.rank() == meta.shape.size() &&
-          b->second.rank() == meta.shape.size()) {
-        for (std::size_t axis = 0; axis < meta.shape.size(); ++axis)
-          if (a->second[axis] != b->second[axis]) meta.shape[axis] = kOpen;
-        if (!batch_dim.empty() && (meta.shape.empty() || a->second[0] != 1 || b->second[0] != 2))
-          throw std::runtime_error(config_file +
-                                   ": key \"max_batch_size\": batching needs the batch as axis 0 of every "
-                                   "output, and output " +
-                                   quoted(out.name) + " has shape " + a->second.to_string() + " at batch 1 and " +
-                                   b->second.to_string() + " at batch 2");
-      } else if (!batch_dim.empty()) {
-        throw std::runtime_error(config_file + ": key \"max_batch_size\": the shape of output " + quoted(out.name) +
-                                 " at batch 1 and 2 could not be worked out");
-      }
-    }
+    const auto a = first_shapes.find(out.name), b = second_shapes.find(out.name);
+    if (a != first_shapes.end() && b != second_shapes.end() && a->second.rank() == meta.shape.size() &&
+        b->second.rank() == meta.shape.size())
+      for (std::size_t axis = 0; axis < meta.shape.size(); ++axis)
+        if (a->second[axis] != b->second[axis]) meta.shape[axis] = kOpen;
     served.outputs.push_back(out.name);
     entry.outputs.push_back(std::move(meta));
   }
@@ -304,11 +290,11 @@ Service::Service(ServiceOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.options = std::move(options);
   std::vector<ModelEntry> found = scan_repository(s.options.repository);
-  s.devices = executor_devices(s.options.device);
+  s.devices = executor_devices(s.options.device, cuda_device_count());
   for (std::size_t i = 0; i < s.devices.size(); ++i) {
     ExecutorOptions executor = s.options.executor;
     executor.device = s.devices[i];
-    if (executor.metrics_port > 0) executor.metrics_port += static_cast<int>(i);
+    executor.metrics_port = executor_metrics_port(executor.metrics_port, i);
     s.executors.push_back(std::make_unique<Executor>(executor));
   }
   s.weight_bytes.assign(s.executors.size(), 0);
@@ -322,6 +308,7 @@ Service::Service(ServiceOptions options) : impl_(std::make_unique<Impl>()) {
         ModelEntry& failed = served->entry;
         failed.error = e.what();
         failed.ready = false;
+        failed.device = -1;
         failed.inputs.clear();
         failed.outputs.clear();
         served->inputs.clear();
@@ -457,10 +444,13 @@ void Service::infer(InferRequest request, InferDone done) {
 
   RequestOptions options;
   options.priority = request.priority.value_or(m->entry.config.priority);
+  // A timeout beyond kLongestTimeoutMs is none (its deadline would overflow the clock).
+  constexpr double kLongestTimeoutMs = 1e10;
   const double timeout_ms = request.timeout_ms > 0 ? request.timeout_ms : m->entry.config.timeout_ms;
-  if (timeout_ms > 0)
+  if (timeout_ms > 0 && timeout_ms < kLongestTimeoutMs)
     options.deadline =
-        std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(timeout_ms * 1000.0));
+        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double, std::milli>(timeout_ms));
 
   InferResponse response{m->entry.name, m->entry.version, request.id, {}};
   const std::string name = m->entry.name;

@@ -144,6 +144,7 @@ struct Service::Impl {
   }
   std::optional<Failure> check(const ServedModel& m, InferRequest& request, std::vector<Tensor>& inputs,
                                std::int64_t& rows) const;
+  std::optional<Failure> start(InferRequest& request, InferDone& done);
 };
 
 // Loads one found model: its device, LoadOptions from its config, then the metadata.
@@ -408,9 +409,11 @@ std::optional<Failure> Service::Impl::check(const ServedModel& m, InferRequest& 
   return std::nullopt;
 }
 
-void Service::infer(InferRequest request, InferDone done) {
-  Impl& s = *impl_;
-  auto fail = [&](Status status, std::string message) { done(failure(status, std::move(message)), InferResponse{}); };
+// Checks `request` and queues it, taking `done` (left empty) when it does; a Failure when it
+// refuses the request (`done` kept for the caller to answer).
+std::optional<Failure> Service::Impl::start(InferRequest& request, InferDone& done) {
+  Impl& s = *this;
+  auto fail = [](Status status, std::string message) { return failure(status, std::move(message)); };
   if (!s.accepting) return fail(Status::unavailable, "the server is shutting down");
   const ServedModel* m = s.find(request.model);
   if (!m) return fail(Status::not_found, "unknown model " + quoted(request.model));
@@ -440,7 +443,7 @@ void Service::infer(InferRequest request, InferDone done) {
 
   std::vector<Tensor> inputs;
   std::int64_t rows = 1;
-  if (auto refused = s.check(*m, request, inputs, rows)) return done(std::move(refused), InferResponse{});
+  if (auto refused = s.check(*m, request, inputs, rows)) return refused;
 
   RequestOptions options;
   options.priority = request.priority.value_or(m->entry.config.priority);
@@ -456,7 +459,9 @@ void Service::infer(InferRequest request, InferDone done) {
   const std::string name = m->entry.name;
   const std::vector<std::string>* output_names = &m->outputs;
   // Shared by both paths: outputs (the model's, in its order) into the response, or the failure.
-  auto finish = [done = std::move(done), response = std::move(response), selected = std::move(selected), name,
+  InferDone taken = std::move(done);
+  done = nullptr;
+  auto finish = [done = std::move(taken), response = std::move(response), selected = std::move(selected), name,
                  output_names](std::exception_ptr error, Outputs outputs) mutable {
     if (error) return done(failure_from(error, name), InferResponse{});
     if (outputs.size() != output_names->size())
@@ -472,7 +477,7 @@ void Service::infer(InferRequest request, InferDone done) {
     Batcher::Item item{std::move(inputs), rows, options.priority, options.deadline, std::move(finish)};
     if (!m->batcher->push(item))
       item.done(std::make_exception_ptr(Error(ErrorCode::shutdown, "the server is shutting down")), {});
-    return;
+    return std::nullopt;
   }
   // The executor calls `finish` unless submit throws, in which case nothing was queued.
   auto shared = std::make_shared<decltype(finish)>(std::move(finish));
@@ -483,6 +488,18 @@ void Service::infer(InferRequest request, InferDone done) {
   } catch (...) {
     (*shared)(std::current_exception(), {});
   }
+  return std::nullopt;
+}
+
+void Service::infer(InferRequest request, InferDone done) {
+  std::optional<Failure> refused;
+  try {
+    refused = impl_->start(request, done);
+  } catch (const std::exception& e) {
+    if (!done) throw;  // `done` was handed over (and may have run): never a second answer
+    refused = failure(Status::internal, "model " + quoted(request.model) + ": " + e.what());
+  }
+  if (refused) done(std::move(*refused), InferResponse{});
 }
 
 void Service::shutdown() {

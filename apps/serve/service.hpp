@@ -140,8 +140,9 @@ class Service {
 
   // Checks the request against the model (unknown model, not ready, input names, dtypes, shapes,
   // requested outputs: a Failure naming what and where, given to `done` at once) and queues it
-  // through the model's batcher or straight to its executor. `done` is called once, on an
-  // executor's thread or the caller's.
+  // through the model's batcher or straight to its executor. `done` is called exactly once, on
+  // an executor's or a batcher's thread, or on the caller's (a refused request); infer() itself
+  // throws nothing but what `done` throws there.
   void infer(InferRequest request, InferDone done);
 
   // Stops accepting requests and waits for the accepted ones. Idempotent.

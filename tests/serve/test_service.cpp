@@ -98,15 +98,16 @@ struct Answer {
   std::optional<Failure> failure;
   InferResponse response;
 };
-// infer() and wait for its one answer.
-Answer infer_sync(Service& service, InferRequest request) {
+// infer(), its one answer as a future.
+std::future<Answer> infer_async(Service& service, InferRequest request) {
   auto promise = std::make_shared<std::promise<Answer>>();
   auto answer = promise->get_future();
   service.infer(std::move(request), [promise](std::optional<Failure> failure, InferResponse response) {
     promise->set_value(Answer{std::move(failure), std::move(response)});
   });
-  return answer.get();
+  return answer;
 }
+Answer infer_sync(Service& service, InferRequest request) { return infer_async(service, std::move(request)).get(); }
 
 InferRequest request_x(const std::string& model, Tensor x) {
   InferRequest r;
@@ -496,13 +497,9 @@ TEST_F(ServiceTest, BatchingJoinsRequestsAndSplitsTheirRowsBack) {
   std::vector<std::future<Answer>> answers;
   for (int i = 0; i < kRequests; ++i) {
     inputs.push_back(rows_of_x(1, 100 + i));
-    auto promise = std::make_shared<std::promise<Answer>>();
-    answers.push_back(promise->get_future());
     InferRequest r = request_x("batched", inputs.back());
     r.id = std::to_string(i);
-    service.infer(std::move(r), [promise](std::optional<Failure> failure, InferResponse response) {
-      promise->set_value(Answer{std::move(failure), std::move(response)});
-    });
+    answers.push_back(infer_async(service, std::move(r)));
   }
   for (int i = 0; i < kRequests; ++i) {
     const Answer answer = answers[i].get();
@@ -568,11 +565,7 @@ TEST_F(ServiceTest, AFailingBatchFailsEachOfItsRequests) {
   const std::vector<std::vector<std::int64_t>> batch = {{0, 1}, {2, 3}, {4, 99}, {1, 1}};
   std::vector<std::future<Answer>> answers;
   for (const auto& v : batch) {
-    auto promise = std::make_shared<std::promise<Answer>>();
-    answers.push_back(promise->get_future());
-    service.infer(ids(v), [promise](std::optional<Failure> failure, InferResponse response) {
-      promise->set_value(Answer{std::move(failure), std::move(response)});
-    });
+    answers.push_back(infer_async(service, ids(v)));
   }
   for (auto& a : answers) {
     const Answer answer = a.get();
@@ -585,11 +578,7 @@ TEST_F(ServiceTest, AFailingBatchFailsEachOfItsRequests) {
   // The model still serves: rows of the table (0.5 * i - 3), hand-computed.
   std::vector<std::future<Answer>> good;
   for (const auto& v : std::vector<std::vector<std::int64_t>>{{4, 0, 2, 1}, {3, 3, 0, 4}}) {
-    auto promise = std::make_shared<std::promise<Answer>>();
-    good.push_back(promise->get_future());
-    service.infer(ids(v), [promise](std::optional<Failure> failure, InferResponse response) {
-      promise->set_value(Answer{std::move(failure), std::move(response)});
-    });
+    good.push_back(infer_async(service, ids(v)));
   }
   const std::vector<std::vector<std::int64_t>> expected_ids = {{4, 0, 2, 1}, {3, 3, 0, 4}};
   for (std::size_t r = 0; r < good.size(); ++r) {
@@ -641,12 +630,7 @@ TEST_F(ServiceTest, ShutdownSubmitsQueuedRequests) {
     Service service(options());
     for (int i = 0; i < 3; ++i) {
       inputs.push_back(rows_of_x(1 + i, 50 + i));
-      auto promise = std::make_shared<std::promise<Answer>>();
-      answers.push_back(promise->get_future());
-      service.infer(request_x("batched", inputs.back()),
-                    [promise](std::optional<Failure> failure, InferResponse response) {
-                      promise->set_value(Answer{std::move(failure), std::move(response)});
-                    });
+      answers.push_back(infer_async(service, request_x("batched", inputs.back())));
     }
     for (auto& a : answers)
       EXPECT_EQ(a.wait_for(std::chrono::seconds(0)), std::future_status::timeout);  // still queued

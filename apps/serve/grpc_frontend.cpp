@@ -44,8 +44,7 @@ std::optional<double> remaining_ms(const grpc::CallbackServerContext* context) {
 // The inference calls a handler has accepted, and the drain before gRPC's Shutdown: once closed,
 // a new ModelInfer is answered UNAVAILABLE here (gRPC itself answers CANCELLED to the calls it no
 // longer hands to a handler, which a client cannot tell from a call cut short), and
-// close_and_drain() waits
-// for the accepted ones to be answered.
+// close_and_drain() waits for the accepted ones to be answered.
 class CallGate {
  public:
   bool enter() {

@@ -485,6 +485,26 @@ std::string encode_model_metadata(const ModelEntry& model) {
   return root.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+std::string encode_model_config(const ModelEntry& model) {
+  const bool batched = model.config.max_batch_size > 0;
+  const auto tensors = [batched](const std::vector<TensorMetadata>& list) {
+    json entries = json::array();
+    for (const auto& tensor : list) {
+      std::vector<std::int64_t> dims = tensor.shape;
+      if (batched && !dims.empty()) dims.erase(dims.begin());
+      entries.push_back({{"name", tensor.name}, {"data_type", "TYPE_" + tensor.datatype}, {"dims", dims}});
+    }
+    return entries;
+  };
+  json root;
+  root["name"] = model.name;
+  root["platform"] = "onnx";
+  root["max_batch_size"] = model.config.max_batch_size;
+  root["input"] = tensors(model.inputs);
+  root["output"] = tensors(model.outputs);
+  return root.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string encode_server_metadata() {
   json root;
   root["name"] = "loom";

@@ -55,6 +55,12 @@ EncodedInfer encode_infer_response(const InferResponse& response, bool all_binar
 // platform "onnx", inputs and outputs with name, datatype and shape (-1: a dim left open).
 std::string encode_model_metadata(const ModelEntry& model);
 
+// Triton's model configuration, GET /v2/models/<model>[/versions/<version>]/config, as
+// tritonclient's get_model_config and perf_analyzer read it: {name, platform "onnx",
+// max_batch_size, input/output: [{name, data_type "TYPE_<datatype>", dims}]}, dims without the batch
+// dim when max_batch_size > 0 (Triton's convention), a dim left open as -1.
+std::string encode_model_config(const ModelEntry& model);
+
 // Server metadata, GET /v2: name "loom", version loom::version(), the extensions implemented.
 std::string encode_server_metadata();
 

@@ -160,6 +160,11 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
              [svc](const httplib::Request& request, httplib::Response& response) {
                if (find_model(*svc, match(request, 1), match(request, 2), response, true)) response.status = 200;
              });
+  server.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/config)",
+             [svc](const httplib::Request& request, httplib::Response& response) {
+               if (auto entry = find_model(*svc, match(request, 1), match(request, 2), response, true))
+                 response.set_content(encode_model_config(*entry), kJson);
+             });
   server.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)",
              [svc](const httplib::Request& request, httplib::Response& response) {
                if (auto entry = find_model(*svc, match(request, 1), match(request, 2), response, true))

@@ -6,9 +6,11 @@ a broken model), starts loom-serve on it (port 0, --device cpu) and checks:
   - health: live; not ready while `broken` is in the repository (Triton's meaning), each model's
     readiness, the repository index with the broken model's error; metadata of server and models;
   - infer YOLOv8n and MiniLM with JSON tensors and with binary tensors, every output against
-    onnxruntime's on the same inputs (tolerance as tests/published/check_model.py: 1e-4 relative,
-    floored at 1% of the output's largest), the batched model against its hand-computed answer;
-  - concurrent clients (threads, each its own connection) all answered right;
+    onnxruntime's on the same inputs (tests/published/check_model.py's compare() and tolerance:
+    1e-4 relative, floored at 1% of the output's largest), the batched model against its
+    hand-computed answer;
+  - concurrent clients (threads, each its own connection): each client's first answer against
+    onnxruntime's, its later answers bit-identical to the first;
   - bad requests each answered with the protocol's status and {"error": ...} body, the server
     serving afterwards: unknown model 404, wrong shape 400, wrong dtype 400, malformed JSON 400
     (raw http.client), unsupported Content-Encoding 400, BYTES 400; a gzip request body accepted;
@@ -38,11 +40,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "published"))
 sys.path.insert(0, HERE)
 from venv_support import SKIP, enter_venv  # noqa: E402
+import check_model  # noqa: E402  (tests/published: compare(), the published models' measure)
 import make_repository  # noqa: E402
 from serve_support import Server, ServeError, run_loom_serve  # noqa: E402
 
 np = ort = httpclient = InferenceServerException = None
-TOLERANCE = 1e-4  # as tests/published/check_model.py for the float models
+# Each published model's tolerance is check_model.py's (tests/published), read from its table.
+TOLERANCE = {"yolov8n": "yolov8n_nudenet", "minilm": "minilm_l3"}
 TOTAL_SECONDS = 540  # the whole script, below ctest's TIMEOUT
 CALL_SECONDS = 120  # one client call (network_timeout / connection_timeout)
 
@@ -59,6 +63,7 @@ def import_clients():
               f"onnxruntime); skipping")
         sys.exit(SKIP)
     np, ort, httpclient, InferenceServerException = numpy, onnxruntime, client_module, error_type
+    check_model.import_reference_tools()
 
 
 class Checks:
@@ -74,22 +79,13 @@ class Checks:
         return passed
 
 
+def tolerance(model):
+    return check_model.MODELS[TOLERANCE[model]][4]
+
+
 def client_for(url, concurrency=1):
     return httpclient.InferenceServerClient(url, concurrency=concurrency, connection_timeout=CALL_SECONDS,
                                             network_timeout=CALL_SECONDS)
-
-
-def relative_error(loom, ref):
-    """check_model.py's criterion: max |loom - ref| / max(|ref|, 1e-2 * max|ref|)."""
-    a = np.asarray(loom, dtype=np.float64)
-    b = np.asarray(ref, dtype=np.float64)
-    if a.size == 0:
-        return 0.0
-    diff = np.abs(a - b)
-    scale = np.abs(b).max()
-    if scale == 0:
-        return 0.0 if diff.max() == 0 else float("inf")
-    return float((diff / np.maximum(np.abs(b), 1e-2 * scale)).max())
 
 
 # --- the models' inputs and references --------------------------------------------------------
@@ -139,24 +135,21 @@ def triton_inputs(inputs, binary):
 
 
 def infer_and_compare(checks, client, model, inputs, reference, label, binary, outputs=None):
-    """One infer through tritonclient, each output compared with onnxruntime's; True when all pass."""
+    """One infer through tritonclient, each output compared with onnxruntime's by check_model.py's
+    compare() (printed per output); True when all pass."""
     requested = None
     if outputs == "listed":
         requested = [httpclient.InferRequestedOutput(name, binary_data=binary) for name in reference]
     result = client.infer(model, triton_inputs(inputs, binary), outputs=requested, request_id=label)
-    ok = result.get_response().get("id") == label
-    details = []
+    print(f"  {label}:")
+    ok = checks.check("id echoed", result.get_response().get("id") == label)
     for name, ref in reference.items():
         got = result.as_numpy(name)
-        if got is None or got.shape != ref.shape or got.dtype != ref.dtype:
-            details.append(f"{name}: got {None if got is None else (got.dtype, got.shape)}, "
-                           f"expected {(ref.dtype, ref.shape)}")
-            ok = False
+        if got is None:
+            ok = checks.check(f"{label}: output {name} answered", False)
             continue
-        error = relative_error(got, ref)
-        details.append(f"{name} {list(ref.shape)} max rel {error:.2g}")
-        ok = ok and error <= TOLERANCE
-    return checks.check(label, ok, "; ".join(details))
+        ok = check_model.compare(name, got, ref, tolerance(model)) and ok
+    return checks.check(label, ok)
 
 
 # --- the checks --------------------------------------------------------------------------------
@@ -197,6 +190,11 @@ def check_health_and_metadata(checks, client, reference):
                 got_inputs == [(n, types[t]) for n, t in expected_inputs] and
                 got_outputs == [o.name for o in session.get_outputs()])
         checks.check(f"model {model} metadata", same, json.dumps(metadata)[:300])
+    config = client.get_model_config(make_repository.BATCHED)
+    checks.check("scale_batched config (Triton's form): max_batch_size and dims without the batch",
+                 config.get("max_batch_size") == make_repository.BATCHED_MAX and
+                 config.get("input") == [{"name": "x", "data_type": "TYPE_FP32", "dims": [make_repository.BATCHED_WIDTH]}],
+                 json.dumps(config))
     yolo = client.get_model_metadata("yolov8n")
     checks.check("yolov8n input shape bound by config", yolo["inputs"][0]["shape"] == [1, 3, 320, 320],
                  str(yolo["inputs"][0]["shape"]))
@@ -225,27 +223,24 @@ def check_inference(checks, client, reference, rng, vocab):
 
 
 def check_concurrent(checks, url, reference, rng, vocab, threads=8, per_thread=3):
+    """`threads` clients at once, each its own connection and inputs, `per_thread` requests each:
+    the first answer of each compared with onnxruntime's, every other answer bit-identical to it
+    (the same executor runs the same plan on the same inputs)."""
     cases = []
     for i in range(threads):
-        if i % 2 == 0:
-            inputs = yolo_inputs(rng)
-            cases.append(("yolov8n", inputs, reference.outputs("yolov8n", inputs)))
-        else:
-            inputs = minilm_inputs(rng, vocab)
-            cases.append(("minilm", inputs, reference.outputs("minilm", inputs)))
-    results = [None] * threads
+        model = "yolov8n" if i % 2 == 0 else "minilm"
+        inputs = yolo_inputs(rng) if model == "yolov8n" else minilm_inputs(rng, vocab)
+        cases.append((model, inputs, reference.outputs(model, inputs)))
+    answers = [None] * threads
 
     def worker(i):
         model, inputs, ref = cases[i]
         try:
             with client_for(url) as client:
-                worst = 0.0
-                for _ in range(per_thread):
-                    result = client.infer(model, triton_inputs(inputs, binary=True))
-                    worst = max(worst, max(relative_error(result.as_numpy(n), r) for n, r in ref.items()))
-                results[i] = worst
+                answers[i] = [{name: client.infer(model, triton_inputs(inputs, binary=True)).as_numpy(name)
+                               for name in ref} for _ in range(per_thread)]
         except Exception as error:  # noqa: BLE001 - reported as this thread's failure
-            results[i] = error
+            answers[i] = error
 
     pool = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(threads)]
     for thread in pool:
@@ -253,11 +248,18 @@ def check_concurrent(checks, url, reference, rng, vocab, threads=8, per_thread=3
     deadline = time.monotonic() + 300
     for thread in pool:
         thread.join(max(0.0, deadline - time.monotonic()))
-    answered = [r for r in results if isinstance(r, float)]
-    checks.check(f"{threads} concurrent clients x {per_thread} requests",
-                 len(answered) == threads and max(answered) <= TOLERANCE,
-                 f"worst rel {max(answered) if answered else None}; "
-                 f"failures {[repr(r) for r in results if not isinstance(r, float)]}")
+    print(f"  {threads} concurrent clients x {per_thread} requests:")
+    ok = True
+    for i, (model, _, ref) in enumerate(cases):
+        if not isinstance(answers[i], list):
+            ok = checks.check(f"client {i} ({model}) answered", False, repr(answers[i])[:300])
+            continue
+        first = answers[i][0]
+        ok = all(check_model.compare(f"client {i} {model} {name}", first[name], r, tolerance(model))
+                 for name, r in ref.items()) and ok
+        same = all(np.array_equal(later[name], first[name]) for later in answers[i][1:] for name in ref)
+        ok = checks.check(f"client {i}: {per_thread - 1} more answers bit-identical to its first", same) and ok
+    checks.check(f"{threads} concurrent clients x {per_thread} requests", ok)
 
 
 def raw_post(url, path, body, headers=None):

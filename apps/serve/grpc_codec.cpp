@@ -329,6 +329,23 @@ void encode_model_metadata(const ModelEntry& model, inference::ModelMetadataResp
   for (const auto& output : model.outputs) add(output, out.add_outputs());
 }
 
+void encode_model_config(const ModelEntry& model, inference::ModelConfigResponse& out) {
+  auto* config = out.mutable_config();
+  config->set_name(model.name);
+  config->set_platform("onnx");
+  config->set_max_batch_size(static_cast<std::int32_t>(model.config.max_batch_size));
+  const bool batched = model.config.max_batch_size > 0;
+  auto fill = [batched](const TensorMetadata& from, auto* to) {
+    to->set_name(from.name);
+    inference::DataType type = inference::TYPE_INVALID;
+    inference::DataType_Parse("TYPE_" + from.datatype, &type);
+    to->set_data_type(type);
+    for (std::size_t i = batched ? 1 : 0; i < from.shape.size(); ++i) to->add_dims(from.shape[i]);
+  };
+  for (const auto& input : model.inputs) fill(input, config->add_input());
+  for (const auto& output : model.outputs) fill(output, config->add_output());
+}
+
 Failure unknown_model_failure(const std::string& name, const std::string& version) {
   std::string message = "unknown model '" + name + "'";
   if (!version.empty()) message += " version '" + version + "'";

@@ -128,6 +128,16 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
     return finish(context, grpc::Status::OK);
   }
 
+  grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
+                                        const inference::ModelConfigRequest* request,
+                                        inference::ModelConfigResponse* response) override {
+    const auto model = service_.model(request->name(), request->version());
+    if (!model) return finish(context, to_grpc_status(unknown_model_failure(request->name(), request->version())));
+    if (!model->ready) return finish(context, to_grpc_status(model_not_ready_failure(*model)));
+    encode_model_config(*model, *response);
+    return finish(context, grpc::Status::OK);
+  }
+
   // `request` and `response` stay valid until the reactor finishes: the Service's callback, on an
   // executor's thread, fills the response and finishes it.
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,

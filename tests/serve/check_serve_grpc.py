@@ -53,7 +53,7 @@ def compare_proto(protoc, proto):
     """Compiles our .proto with protoc into a descriptor set and compares every message, field and
     call it declares with tritonclient.grpc's module (the client's side of the wire)."""
     from google.protobuf import descriptor_pb2
-    from tritonclient.grpc import service_pb2
+    from tritonclient.grpc import model_config_pb2, service_pb2
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "set.pb")
         run = subprocess.run([protoc, f"--proto_path={os.path.dirname(proto)}", f"--descriptor_set_out={out}",
@@ -80,8 +80,10 @@ def compare_proto(protoc, proto):
             if field.number != ref.number or field.type != ref.type or repeated != ref_repeated:
                 fail(f"{path}.{field.name}: ours is number {field.number} type {field.type} repeated {repeated}, "
                      f"tritonclient's number {ref.number} type {ref.type} repeated {ref_repeated}")
-            if field.type_name and field.type_name.lstrip(".") != ref.message_type.full_name:
-                fail(f"{path}.{field.name}: type {field.type_name}, tritonclient's {ref.message_type.full_name}")
+            ref_type = ref.message_type or ref.enum_type
+            if field.type_name and (ref_type is None or field.type_name.lstrip(".") != ref_type.full_name):
+                fail(f"{path}.{field.name}: type {field.type_name}, tritonclient's "
+                     f"{ref_type.full_name if ref_type else 'a scalar'}")
             ours_oneof = message.oneof_decl[field.oneof_index].name if field.HasField("oneof_index") else None
             ref_oneof = ref.containing_oneof.name if ref.containing_oneof else None
             if ours_oneof != ref_oneof:
@@ -93,11 +95,21 @@ def compare_proto(protoc, proto):
                 fail(f"{path}.{nested.name}: tritonclient has no such message")
             compare_message(nested, ref, f"{path}.{nested.name}")
 
+    # The calls' messages are in tritonclient's service module, the model configuration's in its
+    # model_config module: both of package inference.
+    modules = (theirs, model_config_pb2.DESCRIPTOR)
     for message in ours.message_type:
-        ref = theirs.message_types_by_name.get(message.name)
+        ref = next((m.message_types_by_name[message.name] for m in modules
+                    if message.name in m.message_types_by_name), None)
         if ref is None:
             fail(f"message {message.name}: tritonclient has no such message")
         compare_message(message, ref, message.name)
+    for enum in ours.enum_type:
+        ref = next((m.enum_types_by_name[enum.name] for m in modules if enum.name in m.enum_types_by_name), None)
+        values = {v.name: v.number for v in enum.value}
+        if ref is None or any(ref.values_by_name.get(name) is None or ref.values_by_name[name].number != number
+                              for name, number in values.items()):
+            fail(f"enum {enum.name}: not tritonclient's")
     service = ours.service[0]
     ref_service = theirs.services_by_name[service.name]
     for method in service.method:
@@ -105,7 +117,8 @@ def compare_proto(protoc, proto):
         if (ref is None or method.input_type.lstrip(".") != ref.input_type.full_name
                 or method.output_type.lstrip(".") != ref.output_type.full_name):
             fail(f"rpc {service.name}.{method.name}: not tritonclient's")
-    check(True, f"{len(ours.message_type)} messages ({fields} fields) and {len(service.method)} calls of "
+    check(True, f"{len(ours.message_type)} messages ({fields} fields), {len(ours.enum_type)} enum and "
+                f"{len(service.method)} calls of "
                 f"{service.name} match tritonclient {tritonclient_version()}'s protocol")
 
 
@@ -226,6 +239,16 @@ def check_model_metadata(client, name, reference, bound):
     check(same, f"ModelMetadata {name}: outputs {outputs}")
 
 
+def check_model_config(client, name, max_batch_size, inputs):
+    """Triton's configuration as perf_analyzer reads it: `inputs` {name: (TYPE_..., dims)}, dims
+    without the batch dim when the model batches."""
+    config = client.get_model_config(name, as_json=True, client_timeout=CALL_TIMEOUT_S)["config"]
+    got = {i["name"]: (i.get("data_type", "TYPE_INVALID"), [int(d) for d in i.get("dims", [])])
+           for i in config.get("input", [])}
+    check(config.get("name") == name and int(config.get("max_batch_size", 0)) == max_batch_size and got == inputs,
+          f"ModelConfig {name}: max_batch_size {config.get('max_batch_size', 0)}, inputs {got}")
+
+
 def check_infer(client, name, reference, seed):
     inputs = reference.inputs(seed)
     got = infer(client, name, inputs, reference.outputs)
@@ -290,6 +313,8 @@ def check_bad_requests(client, url, yolo, minilm):
     check(code == "UNAVAILABLE" and "broken" in message, f"infer on the broken model: {code} '{message}'")
     code, message = status_of(lambda: client.get_model_metadata("broken", client_timeout=CALL_TIMEOUT_S))
     check(code == "UNAVAILABLE" and "not ready" in message, f"metadata of the broken model: {code} '{message}'")
+    code, message = status_of(lambda: client.get_model_config("no_such_model", client_timeout=CALL_TIMEOUT_S))
+    check(code == "NOT_FOUND", f"config of an unknown model: {code} '{message}'")
     image = grpcclient.InferInput("images", list(images.shape), "FP32")
     image.set_data_from_numpy(images)
     code, message = status_of(lambda: client.infer("yolov8n", [image], sequence_id=5, client_timeout=CALL_TIMEOUT_S))
@@ -486,6 +511,9 @@ def main():
             check_health_and_metadata(client, ["yolov8n", "minilm", make_repository.BATCHED])
             check_model_metadata(client, "yolov8n", yolo, make_repository.PUBLISHED["yolov8n"][2]["dims"])
             check_model_metadata(client, "minilm", minilm, make_repository.PUBLISHED["minilm"][2]["dims"])
+            check_model_config(client, "yolov8n", 0, {"images": ("TYPE_FP32", [1, 3, 320, 320])})
+            check_model_config(client, make_repository.BATCHED, make_repository.BATCHED_MAX,
+                               {"x": ("TYPE_FP32", [make_repository.BATCHED_WIDTH])})
             check_infer(client, "yolov8n", yolo, 1)
             check_infer(client, "minilm", minilm, 1)
             check_concurrent(url, "minilm", minilm, clients=4, requests=3)

@@ -66,6 +66,10 @@ TEST(GrpcCodec, FieldNumbersAreTheProtocols) {
   EXPECT_EQ(number(inference::InferTensorContents::descriptor(), "uint64_contents"), 5);
   EXPECT_EQ(number(inference::InferParameter::descriptor(), "uint64_param"), 5);
   EXPECT_EQ(number(inference::ModelMetadataResponse::descriptor(), "outputs"), 5);
+  EXPECT_EQ(number(inference::ModelConfig::descriptor(), "max_batch_size"), 4);
+  EXPECT_EQ(number(inference::ModelOutput::descriptor(), "dims"), 3);
+  EXPECT_EQ(inference::TYPE_FP32, 11);
+  EXPECT_EQ(inference::TYPE_BF16, 14);
 }
 
 TEST(GrpcCodec, StatusCodesFollowTheMapping) {
@@ -358,6 +362,27 @@ TEST(GrpcCodec, ModelMetadataAndNotReadyModels) {
   ASSERT_EQ(out.outputs_size(), 1);
   EXPECT_EQ(std::vector<std::int64_t>(out.outputs(0).shape().begin(), out.outputs(0).shape().end()),
             (std::vector<std::int64_t>{-1, -1, 384}));
+
+  // The configuration in Triton's form: the batch dim left out when the model batches.
+  model.config.max_batch_size = 8;
+  model.inputs[0].shape = {-1, 16};
+  inference::ModelConfigResponse config;
+  encode_model_config(model, config);
+  EXPECT_EQ(config.config().name(), "minilm");
+  EXPECT_EQ(config.config().platform(), "onnx");
+  EXPECT_EQ(config.config().max_batch_size(), 8);
+  ASSERT_EQ(config.config().input_size(), 2);
+  EXPECT_EQ(config.config().input(0).data_type(), inference::TYPE_INT64);
+  EXPECT_EQ(std::vector<std::int64_t>(config.config().input(0).dims().begin(), config.config().input(0).dims().end()),
+            (std::vector<std::int64_t>{16}));
+  ASSERT_EQ(config.config().output_size(), 1);
+  EXPECT_EQ(config.config().output(0).data_type(), inference::TYPE_FP32);
+  EXPECT_EQ(std::vector<std::int64_t>(config.config().output(0).dims().begin(), config.config().output(0).dims().end()),
+            (std::vector<std::int64_t>{-1, 384}));
+  model.config.max_batch_size = 0;  // no batching: every dim shown
+  inference::ModelConfigResponse unbatched;
+  encode_model_config(model, unbatched);
+  EXPECT_EQ(unbatched.config().input(0).dims_size(), 2);
 
   ModelEntry broken;
   broken.name = "broken";

@@ -2,7 +2,7 @@
 """loom-serve over HTTP, driven by Triton's own client (tritonclient.http) over loopback.
 
 Builds the test repository (make_repository.py: YOLOv8n, MiniLM-L3, a batched y = 2x + 1 model and
-a broken model), starts loom-serve on it (port 0, --device cpu) and checks:
+a broken model), starts loom-serve on it (port 0, --device cpu, or --device as given) and checks:
   - health: live; not ready while `broken` is in the repository (Triton's meaning), each model's
     readiness, the repository index with the broken model's error; metadata of server and models;
   - infer YOLOv8n and MiniLM with JSON tensors and with binary tensors, every output against
@@ -342,7 +342,7 @@ def check_bad_requests(checks, client, url, rng, vocab):
 
 def check_size_limit(checks, args, repo):
     limit = 4096
-    with Server(args.loom_serve, repo, extra=["--max-request-bytes", str(limit)]) as server:
+    with Server(args.loom_serve, repo, device=args.device, extra=["--max-request-bytes", str(limit)]) as server:
         url = server.url()
         big = {"inputs": [{"name": "x", "shape": [256, 4], "datatype": "FP32", "data": [0.5] * 1024}]}
         body = json.dumps(big).encode()
@@ -385,11 +385,13 @@ def load_client(url, requests, threads, seconds):
                     with lock:
                         counts["errors"].append(repr(error)[:200])
 
+    start = time.monotonic()
     pool = [threading.Thread(target=worker, daemon=True) for _ in range(threads)]
     for thread in pool:
         thread.start()
     for thread in pool:
         thread.join(max(0.0, deadline - time.monotonic()) + 5)
+    counts["seconds"] = round(time.monotonic() - start, 3)
     print(json.dumps(counts), flush=True)
     return 0
 
@@ -410,7 +412,8 @@ def check_load_from_second_process(checks, url, requests=200, threads=4, seconds
     checks.check(f"load test: {requests} requests from {threads} threads in a second process, none lost",
                  counts["sent"] == requests and counts["right"] == requests and not counts["errors"],
                  f"sent {counts['sent']}, right {counts['right']}, wrong {counts['wrong']}, "
-                 f"errors {len(counts['errors'])} {counts['errors'][:3]}")
+                 f"errors {len(counts['errors'])} {counts['errors'][:3]}; {counts.get('seconds')} s, "
+                 f"a figure only, not checked")
 
 
 def check_metrics(checks, url):
@@ -468,6 +471,7 @@ def main():
     parser.add_argument("--venv", help="the test venv (scripts/setup-test-venv)")
     parser.add_argument("--loom-serve", help="the loom-serve binary")
     parser.add_argument("--work-dir", help="where the repository is written")
+    parser.add_argument("--device", default="cpu", help="loom-serve's --device (cpu, cuda, cuda:N, auto)")
     parser.add_argument("--load-client", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--requests", type=int, default=200, help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=4, help=argparse.SUPPRESS)
@@ -491,7 +495,7 @@ def main():
     checks = Checks()
     try:
         print("loom-serve on the test repository:")
-        with Server(args.loom_serve, repo, metrics=0) as server:
+        with Server(args.loom_serve, repo, metrics=0, device=args.device) as server:
             url = server.url()
             print(f"  serving at {url}")
             with client_for(url) as client:

@@ -404,7 +404,7 @@ def check_load(url, requests, threads, time_limit):
           + ("" if run.returncode == 0 else f" (exit {run.returncode})\n{run.stderr}"))
 
 
-def check_shutdown_finishes_calls(loom_serve, repo, calls=64):
+def check_shutdown_finishes_calls(loom_serve, repo, device, calls=64):
     """SIGTERM while calls are in flight: every call started ends answered right, or refused as
     UNAVAILABLE (the server no longer accepts); none is lost (no answer) or cut (CANCELLED, ...),
     and loom-serve exits 0."""
@@ -414,7 +414,7 @@ def check_shutdown_finishes_calls(loom_serve, repo, calls=64):
     import serve_support
     outcomes = []
     done = threading.Semaphore(0)
-    server = serve_support.Server(loom_serve, repo, http=None, grpc=0)
+    server = serve_support.Server(loom_serve, repo, http=None, grpc=0, device=device)
     server.start()
     try:
         client = grpcclient.InferenceServerClient(server.url("gRPC"))
@@ -473,6 +473,7 @@ def main():
     parser.add_argument("--protoc", default="protoc", help="protoc, to compile proto/grpc_predict_v2.proto")
     parser.add_argument("--proto", default=os.path.join(HERE, "..", "..", "proto", "grpc_predict_v2.proto"))
     parser.add_argument("--work-dir", help="where the model repository is written")
+    parser.add_argument("--device", default="cpu", help="loom-serve's --device (cpu by default)")
     parser.add_argument("--requests", type=int, default=1000, help="the load test's requests")
     parser.add_argument("--threads", type=int, default=8, help="the load test's connections")
     parser.add_argument("--time-limit", type=float, default=120, help="the load test's limit in seconds")
@@ -503,7 +504,7 @@ def main():
     yolo, minilm = Reference("yolov8n_nudenet"), Reference("minilm_l3")
     print("loom-serve over gRPC:", flush=True)
     try:
-        with serve_support.Server(args.loom_serve, repo, http=None, grpc=0,
+        with serve_support.Server(args.loom_serve, repo, http=None, grpc=0, device=args.device,
                                   extra=["--max-request-bytes", str(4_000_000)]) as server:
             url = server.url("gRPC")
             print(f"  gRPC at {url}", flush=True)
@@ -523,7 +524,7 @@ def main():
             check(client.is_server_live(client_timeout=CALL_TIMEOUT_S), "still live after the load")
             client.close()
         check(True, "SIGTERM: loom-serve exited 0")
-        check_shutdown_finishes_calls(args.loom_serve, repo)
+        check_shutdown_finishes_calls(args.loom_serve, repo, args.device)
     except serve_support.ServeError as error:
         fail(str(error))
     print(f"{TOOL}: all checks passed")

@@ -18,6 +18,9 @@
 #include "cli_support.hpp"
 #include "loom/loom.hpp"
 #include "serve/http_frontend.hpp"
+#ifdef LOOM_SERVE_GRPC
+#include "serve/grpc_frontend.hpp"  // gRPC front end (serve-grpc)
+#endif
 #include "serve/service.hpp"
 
 namespace cli = loom::cli;
@@ -29,6 +32,7 @@ struct ServeFlags {
   int http_port = 8000;
   int metrics_port = 8002;
   // --- gRPC front end (serve-grpc): its port flag, 8001 by default, -1 off. ---
+  int grpc_port = 8001;
   std::string address = "127.0.0.1";
   std::string device = "auto";
   std::string policy = "fifo";
@@ -135,6 +139,17 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
     print_line("loom-serve: HTTP listening on " + http->address() + ":" + std::to_string(http->port()));
   }
   // --- gRPC front end (serve-grpc): started here, its "gRPC listening on" line printed. ---
+#ifdef LOOM_SERVE_GRPC
+  std::unique_ptr<loom::serve::GrpcFrontend> grpc;
+  if (flags.grpc_port >= 0) {
+    loom::serve::GrpcFrontendOptions grpc_options;
+    grpc_options.max_request_bytes = flags.max_request_bytes;
+    grpc = std::make_unique<loom::serve::GrpcFrontend>(service, flags.address, flags.grpc_port, grpc_options);
+    print_line("loom-serve: gRPC listening on " + grpc->address() + ":" + std::to_string(grpc->port()));
+  }
+#else
+  std::fprintf(stderr, "loom-serve: built without gRPC (cmake/loom_grpc.cmake): KServe v2 over HTTP only\n");
+#endif
   // Executor i serves its metrics on metrics_port + i (docs/serve.md "Devices").
   if (options.executor.metrics_port > 0)
     for (std::size_t i = 0; i < devices.size(); ++i)
@@ -147,6 +162,14 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
   std::fprintf(stderr, "loom-serve: %s: finishing the requests accepted\n", strsignal(signal_number));
   // Front ends first (no new requests; each waits for those it accepted), then the executors.
   // --- gRPC front end (serve-grpc): stopped here, before the service. ---
+#ifdef LOOM_SERVE_GRPC
+  if (grpc) {
+    grpc->stop();
+    const auto calls = grpc->calls();
+    std::fprintf(stderr, "loom-serve: gRPC: %llu inference calls answered, %llu refused while stopping\n",
+                 static_cast<unsigned long long>(calls.answered), static_cast<unsigned long long>(calls.refused));
+  }
+#endif
   if (http) http->stop();
   service.shutdown();
   std::fprintf(stderr, "loom-serve: stopped\n");
@@ -181,6 +204,12 @@ int main(int argc, char** argv) {
         ->type_name("PORT")
         ->capture_default_str();
     // --- gRPC front end (serve-grpc): --grpc-port here. ---
+#ifdef LOOM_SERVE_GRPC
+    app.add_option("--grpc-port", flags.grpc_port, "KServe v2 gRPC port; 0: any free port; -1: no gRPC")
+        ->check(port_or_off())
+        ->type_name("PORT")
+        ->capture_default_str();
+#endif
     app.add_option("--metrics-port", flags.metrics_port,
                    "Prometheus metrics port (GET /metrics, docs/metrics.md); 0: any free port; -1: no metrics")
         ->check(port_or_off())

@@ -174,10 +174,14 @@ std::optional<Failure> apply_parameter(const std::string& key, const InferParame
       }
     }
     if (key == "sequence_id") {
-      const bool none = (value.parameter_choice_case() == InferParameter::kInt64Param && value.int64_param() == 0) ||
-                        (value.parameter_choice_case() == InferParameter::kUint64Param && value.uint64_param() == 0) ||
-                        (value.parameter_choice_case() == InferParameter::kStringParam && value.string_param().empty());
-      if (!none) return bad_request("parameter 'sequence_id': sequence batching is unsupported");
+      bool asks = true;  // a bool or double id is not "none"
+      if (value.parameter_choice_case() == InferParameter::kInt64Param)
+        asks = asks_sequence_batching(value.int64_param());
+      else if (value.parameter_choice_case() == InferParameter::kUint64Param)
+        asks = value.uint64_param() != 0;
+      else if (value.parameter_choice_case() == InferParameter::kStringParam)
+        asks = asks_sequence_batching(std::string_view(value.string_param()));
+      if (asks) return bad_request("parameter 'sequence_id': sequence batching is unsupported");
       return std::nullopt;
     }
     if (key == "timeout") {
@@ -205,11 +209,12 @@ std::optional<Failure> apply_parameter(const std::string& key, const InferParame
 // that a client relying on them hears so instead of getting an answer computed from something else.
 template <class Parameters>
 std::optional<Failure> refuse_extensions(const Parameters& parameters, const std::string& where) {
-  for (const char* key : {"shared_memory_region", "shared_memory_byte_size", "shared_memory_offset"})
-    if (parameters.count(key))
-      return bad_request(where + ": parameter '" + key +
+  for (const auto& [key, value] : parameters)
+    if (const char* name = shared_memory_parameter(key))
+      return bad_request(where + ": parameter '" + name +
                          "': the shared-memory extension is unsupported; send the data in the message");
-  if (auto it = parameters.find("classification"); it != parameters.end() && it->second.int64_param() != 0)
+  if (auto it = parameters.find("classification");
+      it != parameters.end() && asks_classification(it->second.int64_param()))
     return bad_request(where + ": parameter 'classification': the classification extension is unsupported");
   return std::nullopt;
 }
@@ -312,14 +317,14 @@ void encode_infer_response(const InferResponse& response, inference::ModelInferR
 }
 
 void encode_server_metadata(inference::ServerMetadataResponse& out) {
-  out.set_name("loom");
+  out.set_name(std::string(kServerName));
   out.set_version(loom::version());
 }
 
 void encode_model_metadata(const ModelEntry& model, inference::ModelMetadataResponse& out) {
   out.set_name(model.name);
   out.add_versions(model.version);
-  out.set_platform("onnx");
+  out.set_platform(std::string(kModelPlatform));
   auto add = [](const TensorMetadata& from, inference::ModelMetadataResponse::TensorMetadata* to) {
     to->set_name(from.name);
     to->set_datatype(from.datatype);
@@ -332,15 +337,14 @@ void encode_model_metadata(const ModelEntry& model, inference::ModelMetadataResp
 void encode_model_config(const ModelEntry& model, inference::ModelConfigResponse& out) {
   auto* config = out.mutable_config();
   config->set_name(model.name);
-  config->set_platform("onnx");
+  config->set_platform(std::string(kModelPlatform));
   config->set_max_batch_size(static_cast<std::int32_t>(model.config.max_batch_size));
-  const bool batched = model.config.max_batch_size > 0;
-  auto fill = [batched](const TensorMetadata& from, auto* to) {
+  auto fill = [&model](const TensorMetadata& from, auto* to) {
     to->set_name(from.name);
     inference::DataType type = inference::TYPE_INVALID;
     inference::DataType_Parse("TYPE_" + from.datatype, &type);
     to->set_data_type(type);
-    for (std::size_t i = batched ? 1 : 0; i < from.shape.size(); ++i) to->add_dims(from.shape[i]);
+    for (std::int64_t dim : config_dims(model, from)) to->add_dims(dim);
   };
   for (const auto& input : model.inputs) fill(input, config->add_input());
   for (const auto& output : model.outputs) fill(output, config->add_output());

@@ -480,26 +480,23 @@ std::string encode_model_metadata(const ModelEntry& model) {
   json root;
   root["name"] = model.name;
   root["versions"] = json::array({model.version});
-  root["platform"] = "onnx";
+  root["platform"] = kModelPlatform;
   root["inputs"] = tensors_metadata(model.inputs);
   root["outputs"] = tensors_metadata(model.outputs);
   return root.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string encode_model_config(const ModelEntry& model) {
-  const bool batched = model.config.max_batch_size > 0;
-  const auto tensors = [batched](const std::vector<TensorMetadata>& list) {
+  const auto tensors = [&model](const std::vector<TensorMetadata>& list) {
     json entries = json::array();
-    for (const auto& tensor : list) {
-      std::vector<std::int64_t> dims = tensor.shape;
-      if (batched && !dims.empty()) dims.erase(dims.begin());
-      entries.push_back({{"name", tensor.name}, {"data_type", "TYPE_" + tensor.datatype}, {"dims", dims}});
-    }
+    for (const auto& tensor : list)
+      entries.push_back(
+          {{"name", tensor.name}, {"data_type", "TYPE_" + tensor.datatype}, {"dims", config_dims(model, tensor)}});
     return entries;
   };
   json root;
   root["name"] = model.name;
-  root["platform"] = "onnx";
+  root["platform"] = kModelPlatform;
   root["max_batch_size"] = model.config.max_batch_size;
   root["input"] = tensors(model.inputs);
   root["output"] = tensors(model.outputs);
@@ -508,7 +505,7 @@ std::string encode_model_config(const ModelEntry& model) {
 
 std::string encode_server_metadata() {
   json root;
-  root["name"] = "loom";
+  root["name"] = kServerName;
   root["version"] = version();
   root["extensions"] = json::array({"binary_tensor_data"});
   return root.dump();

@@ -47,4 +47,10 @@ bool asks_sequence_batching(std::string_view sequence_id) noexcept { return !seq
 
 bool asks_classification(std::int64_t classes) noexcept { return classes != 0; }
 
+std::vector<std::int64_t> config_dims(const ModelEntry& model, const TensorMetadata& tensor) {
+  std::vector<std::int64_t> dims = tensor.shape;
+  if (model.config.max_batch_size > 0 && !dims.empty()) dims.erase(dims.begin());
+  return dims;
+}
+
 }  // namespace loom::serve

@@ -1,15 +1,24 @@
 // The infer request parameters both front ends read ("priority", "timeout"), as Triton's clients
 // send them, turned into InferRequest's fields by one rule (HTTP JSON and gRPC parameters alike),
-// and the parameters of extensions both refuse.
+// and the parameters of extensions both refuse; and what both say about the server and its models.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "loom/model_info.hpp"
+#include "service.hpp"
 
 namespace loom::serve {
+
+// Server metadata's name and model metadata's platform, in both protocols.
+inline constexpr std::string_view kServerName = "loom";
+inline constexpr std::string_view kModelPlatform = "onnx";
+// A tensor's dims as a model config (Triton's format) shows them: without the batch axis when the
+// model batches (max_batch_size > 0), as the metadata's shape otherwise.
+std::vector<std::int64_t> config_dims(const ModelEntry& model, const TensorMetadata& tensor);
 
 // Triton's integer priority: 0 = the model's default (nullopt), 1 = the highest level (urgent),
 // 2 = normal, 3 and above = background. Loom's names ("urgent", "normal", "background") are taken

@@ -37,6 +37,7 @@ struct ServeFlags {
   std::string device = "auto";
   std::string policy = "fifo";
   std::size_t cpu_threads = 0;
+  bool cpu_stream_shares = false;
   std::size_t http_threads = 64;
   std::size_t max_request_bytes = std::size_t{64} << 20;
 };
@@ -51,7 +52,7 @@ Ports:
   --metrics-port 0 the system picks a free port for the first, handed to the executors (another
   process could take it in between: give fixed ports in production).
 Output:
-  "loom-serve: HTTP listening on ADDRESS:PORT", "loom-serve: metrics listening on ADDRESS:PORT", then
+  "loom-serve: HTTP listening on ADDRESS:PORT" (and gRPC, metrics: one line per endpoint), then
   "loom-serve: ready" on stdout; each model's state on stderr. SIGINT or SIGTERM: stop accepting,
   finish the requests accepted, exit 0. Errors (bad flags, an unreadable repository, a port in use)
   exit 1 with the reason on stderr.
@@ -113,6 +114,7 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
   options.max_request_bytes = flags.max_request_bytes;
   options.executor.policy = flags.policy;
   options.executor.cpu_threads = flags.cpu_threads;
+  options.executor.cpu_stream_shares = flags.cpu_stream_shares;
   options.executor.metrics_address = flags.address;
   options.executor.metrics_port = flags.metrics_port < 0    ? 0
                                   : flags.metrics_port == 0 ? pick_free_port(flags.address)
@@ -238,6 +240,9 @@ int main(int argc, char** argv) {
         ->check(cli::non_negative_integer())
         ->type_name("N")
         ->capture_default_str();
+    app.add_flag("--cpu-stream-shares", flags.cpu_stream_shares,
+                 "CPU backend: each model's stream gets a worker thread and a share of the cores, so Steps of "
+                 "different models run at the same time (docs/cpu-threads.md); off: one Step at a time on every core");
     app.add_option("--http-threads", flags.http_threads,
                    "Threads answering HTTP connections: the requests in progress at once (each waits for its "
                    "inference), which also bounds how full batches get")

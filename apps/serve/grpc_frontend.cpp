@@ -15,6 +15,7 @@
 #include "grpc_codec.hpp"
 #include "grpc_predict_v2.grpc.pb.h"
 #include "loom/error.hpp"
+#include "loom/listen.hpp"
 
 namespace loom::serve {
 namespace {
@@ -199,6 +200,7 @@ GrpcFrontend::GrpcFrontend(Service& service, std::string address, int port, Grpc
   if (port < 0 || port > 65535)
     throw Error(ErrorCode::invalid_argument, "gRPC: port " + std::to_string(port) + " is not a TCP port (0..65535)");
   const std::string where = endpoint(address_, port);
+  check_listen_address(address_, "gRPC port " + std::to_string(port) + " on " + address_);
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default, which lets a second server bind a port already in use
   // without an error; a port in use must fail here instead.

@@ -23,6 +23,7 @@
 
 #include "http_codec.hpp"
 #include "loom/error.hpp"
+#include "loom/listen.hpp"
 
 namespace loom::serve {
 namespace {
@@ -39,28 +40,6 @@ void listening_socket_options(socket_t sock) {
   int yes = 1;
   setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-}
-
-void check_address(const std::string& address, const std::string& where) {
-  if (address.empty())
-    throw Error(ErrorCode::invalid_argument,
-                where + ": the address is empty (127.0.0.1: this host only; 0.0.0.0: every interface)");
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = getaddrinfo(address.c_str(), nullptr, &hints, &found);
-  if (rc != 0)
-    throw Error(ErrorCode::invalid_argument,
-                where + ": the address does not resolve (" + std::string(gai_strerror(rc)) + ")");
-  freeaddrinfo(found);
-}
-
-std::string bind_failure(int error) {
-  if (error == EADDRINUSE) return "the port is in use (another process listens on it)";
-  if (error == EADDRNOTAVAIL) return "this host has no such address (" + std::string(std::strerror(error)) + ")";
-  if (error == EACCES) return "permission denied (ports below 1024 need privileges)";
-  if (error != 0) return "cannot listen there (" + std::string(std::strerror(error)) + ")";
-  return "cannot listen there";
 }
 
 void reply_error(httplib::Response& response, int status, const std::string& message) {
@@ -134,7 +113,7 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
   if (options.threads == 0) throw Error(ErrorCode::invalid_argument, where + ": 0 threads cannot answer requests");
   if (options.max_request_bytes == 0)
     throw Error(ErrorCode::invalid_argument, where + ": a request size limit of 0 bytes refuses every request");
-  check_address(address_, where);
+  check_listen_address(address_, where);
 
   auto& server = state_->server;
   server.set_socket_options(listening_socket_options);
@@ -266,7 +245,7 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
 
   errno = 0;
   const int bound = port == 0 ? server.bind_to_any_port(address_) : (server.bind_to_port(address_, port) ? port : -1);
-  if (bound <= 0) throw Error(ErrorCode::invalid_argument, where + ": " + bind_failure(errno));
+  if (bound <= 0) throw Error(ErrorCode::invalid_argument, where + ": " + listen_failure_reason(errno));
   port_ = bound;
   state_->listener = std::thread([state = state_.get()] {
     state->server.listen_after_bind();

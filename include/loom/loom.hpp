@@ -5,6 +5,7 @@
 #include "loom/decode.hpp"
 #include "loom/error.hpp"
 #include "loom/executor.hpp"
+#include "loom/listen.hpp"
 #include "loom/model.hpp"
 #include "loom/onnx.hpp"
 #include "loom/placement.hpp"

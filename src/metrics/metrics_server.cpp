@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "loom/error.hpp"
+#include "loom/listen.hpp"
 
 namespace loom::metrics {
 namespace {
@@ -34,29 +35,6 @@ void exclusive_port_options(socket_t sock) {
   setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
 }
 
-// The address must resolve before httplib sees it, so the error can say why it does not.
-void check_address(const std::string& address, const std::string& where) {
-  if (address.empty())
-    throw Error(ErrorCode::invalid_argument,
-                where + ": the address is empty (127.0.0.1: this host only; 0.0.0.0: every interface)");
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = getaddrinfo(address.c_str(), nullptr, &hints, &found);
-  if (rc != 0)
-    throw Error(ErrorCode::invalid_argument,
-                where + ": the address does not resolve (" + std::string(gai_strerror(rc)) + ")");
-  freeaddrinfo(found);
-}
-
-std::string bind_failure(int error) {
-  if (error == EADDRINUSE) return "the port is in use (another process, or another Executor, listens on it)";
-  if (error == EADDRNOTAVAIL) return "this host has no such address (" + std::string(std::strerror(error)) + ")";
-  if (error == EACCES) return "permission denied (ports below 1024 need privileges)";
-  if (error != 0) return "cannot listen there (" + std::string(std::strerror(error)) + ")";
-  return "cannot listen there";
-}
-
 }  // namespace
 
 struct MetricsServer::State {
@@ -71,7 +49,7 @@ MetricsServer::MetricsServer(std::string address, int port, TextSource source)
   if (port < 0 || port > 65535)
     throw Error(ErrorCode::invalid_argument, where + ": not a TCP port (1 to 65535; 0 picks a free one)");
   if (!source) throw Error(ErrorCode::invalid_argument, where + ": no function gives the metrics text");
-  check_address(address_, where);
+  check_listen_address(address_, where);
 
   auto& server = state_->server;
   server.set_socket_options(exclusive_port_options);
@@ -101,7 +79,7 @@ MetricsServer::MetricsServer(std::string address, int port, TextSource source)
 
   errno = 0;
   const int bound = port == 0 ? server.bind_to_any_port(address_) : (server.bind_to_port(address_, port) ? port : -1);
-  if (bound <= 0) throw Error(ErrorCode::invalid_argument, where + ": " + bind_failure(errno));
+  if (bound <= 0) throw Error(ErrorCode::invalid_argument, where + ": " + listen_failure_reason(errno));
   port_ = bound;
   state_->listener = std::thread([state = state_.get()] {
     state->server.listen_after_bind();

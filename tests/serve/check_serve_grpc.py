@@ -418,6 +418,8 @@ def check_shutdown_finishes_calls(loom_serve, repo, device, calls=64):
     server.start()
     try:
         client = grpcclient.InferenceServerClient(server.url("gRPC"))
+        # The connection up first, so the calls below go out on it at once.
+        check(client.is_server_live(), "gRPC ServerLive before the calls in flight")
         x = np.arange(2 * make_repository.BATCHED_WIDTH, dtype=np.float32).reshape(2, -1)
         tensor = grpcclient.InferInput("x", list(x.shape), "FP32")
         tensor.set_data_from_numpy(x)
@@ -446,8 +448,11 @@ def check_shutdown_finishes_calls(loom_serve, repo, device, calls=64):
         fail("loom-serve did not report its gRPC calls when stopping:\n" + server.stderr_text())
     answered, refused = int(said.group(1)), int(said.group(2))
     counts = {kind: outcomes.count(kind) for kind in sorted(set(outcomes))}
+    # A call that never reached a handler (sent after gRPC stopped listening, or before the
+    # connection was up on a loaded machine) also ends UNAVAILABLE on the client's side, so the
+    # clients' UNAVAILABLE count is at least the server's refusals, not equal to it.
     check(set(outcomes) <= {"right", "UNAVAILABLE", "CANCELLED"} and counts.get("right", 0) == answered
-          and counts.get("UNAVAILABLE", 0) == refused,
+          and counts.get("UNAVAILABLE", 0) >= refused,
           f"SIGTERM with {calls} calls in flight: loom-serve exited 0; each call it accepted ({answered}) was "
           f"answered right, {refused} refused as UNAVAILABLE, the rest never reached it: {counts}")
 

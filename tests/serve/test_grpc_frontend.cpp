@@ -13,6 +13,7 @@
 
 #include "grpc_frontend.hpp"
 #include "grpc_predict_v2.grpc.pb.h"
+#include "front_end_repository.hpp"
 #include "unit/onnx_proto_builder.hpp"
 
 namespace loom::serve {
@@ -22,21 +23,12 @@ using inference::GRPCInferenceService;
 
 constexpr std::size_t kMaxRequestBytes = 4096;
 
-class GrpcFrontendTest : public loom::testing::OnnxFileTest {
+class GrpcFrontendTest : public FrontEndTest {
  protected:
   void SetUp() override {
-    OnnxFileTest::SetUp();
-    // doubled: y = x + x over x FP32 [2, 3].
-    auto model = loom::testing::make_model(17);
-    auto* graph = model.mutable_graph();
-    loom::testing::add_input(graph, "x", onnx::TensorProto::FLOAT, {"2", "3"});
-    loom::testing::add_node(graph, "Add", {"x", "x"}, {"y"});
-    loom::testing::add_output(graph, "y");
-    save(model, "repo/doubled/1/model.onnx");
-    write_bytes("repo/broken/1/model.onnx", "not an ONNX model");
-
+    FrontEndTest::SetUp();
     ServiceOptions options;
-    options.repository = path("repo");
+    options.repository = write_front_end_repository();
     options.device = "cpu";
     options.max_request_bytes = kMaxRequestBytes;
     service_ = std::make_unique<Service>(options);

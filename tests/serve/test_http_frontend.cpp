@@ -14,6 +14,7 @@
 
 #include "http_frontend.hpp"
 #include "loom/error.hpp"
+#include "front_end_repository.hpp"
 #include "unit/onnx_proto_builder.hpp"
 
 namespace loom::serve {
@@ -23,21 +24,12 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxRequestBytes = 4096;
 
-class HttpFrontendTest : public loom::testing::OnnxFileTest {
+class HttpFrontendTest : public FrontEndTest {
  protected:
   void SetUp() override {
-    OnnxFileTest::SetUp();
-    // doubled: y = x + x over x FP32 [2, 3].
-    auto model = loom::testing::make_model(17);
-    auto* graph = model.mutable_graph();
-    loom::testing::add_input(graph, "x", onnx::TensorProto::FLOAT, {"2", "3"});
-    loom::testing::add_node(graph, "Add", {"x", "x"}, {"y"});
-    loom::testing::add_output(graph, "y");
-    save(model, "repo/doubled/1/model.onnx");
-    write_bytes("repo/broken/1/model.onnx", "not an ONNX model");
-
+    FrontEndTest::SetUp();
     ServiceOptions options;
-    options.repository = path("repo");
+    options.repository = write_front_end_repository();
     options.device = "cpu";
     options.executor.profile = "none";
     options.max_request_bytes = kMaxRequestBytes;

@@ -19,7 +19,7 @@ shape. Bounded: every call has a time limit and each loom-serve is stopped with 
 killed).
 
   bench/serve_load.py --loom-serve build/release/bin/loom-serve --venv build/release/test-venv \
-      --clients 8 --requests 64 --rounds 3 [--scenario batching,mixed] [--json FILE]
+      --clients 8 --requests 480 --rounds 3 [--scenario batching,mixed] [--json FILE]
 """
 import argparse
 import json
@@ -103,15 +103,15 @@ def make_inputs(grpcclient, np, model, rng):
     return [ids, mask], "onnx::Shape_422", (1, SEQ, 384)
 
 
-def run_load(port, models):
-    """--clients closed-loop clients, client i on models[i % len(models)], --requests in all."""
+def run_load(port, models, requests):
+    """--clients closed-loop clients, client i on models[i % len(models)], `requests` in all."""
     import numpy as np
     import tritonclient.grpc as grpcclient
 
     latencies = {m: [] for m in models}
     errors = []
     lock = threading.Lock()
-    per_client = max(1, ARGS.requests // ARGS.clients)
+    per_client = max(1, requests // ARGS.clients)
 
     def client(index):
         model = models[index % len(models)]
@@ -180,7 +180,7 @@ def main():
     parser.add_argument("--loom-serve", required=True)
     parser.add_argument("--venv", required=True, help="the test venv (scripts/setup-test-venv)")
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--requests", type=int, default=64, help="requests per configuration and round")
+    parser.add_argument("--requests", type=int, default=480, help="requests per configuration and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scenario", default="batching,mixed")
     parser.add_argument("--json", help="write the figures here")
@@ -198,8 +198,9 @@ def main():
                     make_repository(repository, spec["models"], configs or MIXED_CONFIG)
                     server = Server(repository, extra)
                     try:
-                        run_load(server.port, spec["models"])  # warm-up: plans, first batches
-                        rps, latencies = run_load(server.port, spec["models"])
+                        # Warm-up: two requests per client (shape plans, connections, first batches).
+                        run_load(server.port, spec["models"], 2 * ARGS.clients)
+                        rps, latencies = run_load(server.port, spec["models"], ARGS.requests)
                     finally:
                         server.stop()
                     results[label]["rps"].append(rps)

@@ -33,6 +33,18 @@ Tensor concat_rows(const std::vector<const Tensor*>& parts, std::int64_t rows) {
   return joined;
 }
 
+// The deadline a joined request carries: its members' latest, none (the clock's epoch) when one of
+// them has none.
+std::chrono::steady_clock::time_point batch_deadline(const std::vector<Batcher::Item>& members) {
+  constexpr std::chrono::steady_clock::time_point none{};
+  std::chrono::steady_clock::time_point latest = none;
+  for (const Batcher::Item& m : members) {
+    if (m.deadline == none) return none;
+    latest = std::max(latest, m.deadline);
+  }
+  return latest;
+}
+
 }  // namespace
 
 Batcher::Batcher(Options options, Submit submit) : options_(std::move(options)), submit_(std::move(submit)) {
@@ -121,13 +133,14 @@ void Batcher::submit_batch(std::vector<Item> members) {
   if (live.empty()) return;
   RequestOptions request;
   request.priority = live.front().priority;
+  // The batch's deadline is its members' latest, none when one has none: the executor drops a
+  // batch not started by then, which must fail no member before its own deadline (a request
+  // without a timeout never fails with timeout for sharing a batch with one that has a short one).
+  // A member whose deadline passes while its batch waits in the executor gets its answer anyway,
+  // as a request that has started does.
+  request.deadline = batch_deadline(live);
   std::int64_t rows = 0;
-  for (const Item& m : live) {
-    rows += m.rows;
-    if (m.deadline != std::chrono::steady_clock::time_point{} &&
-        (request.deadline == std::chrono::steady_clock::time_point{} || m.deadline < request.deadline))
-      request.deadline = m.deadline;
-  }
+  for (const Item& m : live) rows += m.rows;
   {
     std::lock_guard lock(mutex_);
     ++counts_.batches;

@@ -200,10 +200,10 @@ void Service::Impl::load(ServedModel& served) {
   load.dim_ranges = open;
   load.stream_priority = config.stream_priority;
 
-  // Which output axes follow an open dim, and whether the batch is axis 0 of every output: the
-  // output shapes at two bindings of the open dims (the batch at 1 and 2, the others at opt and
-  // a neighbour within their range).
-  std::map<std::string, Shape> first_shapes, second_shapes;
+  // Which output axes follow an open dim, and whether the batch is axis 0 of every output and
+  // nothing else of it: the output shapes at two bindings of the open dims (the batch at 1 and 2,
+  // the others at opt and a neighbour within their range), and at the first with the batch at 2.
+  std::map<std::string, Shape> first_shapes, second_shapes, batch_two_shapes;
   if (!open.empty()) {
     std::map<std::string, std::int64_t> first = config.dims, second = config.dims;
     for (const auto& [dim, range] : open) {
@@ -218,20 +218,32 @@ void Service::Impl::load(ServedModel& served) {
     try {
       first_shapes = output_shapes(model, first);
       second_shapes = output_shapes(model, second);
+      if (!batch_dim.empty()) {
+        std::map<std::string, std::int64_t> batch_two = first;
+        batch_two[batch_dim] = 2;
+        batch_two_shapes = output_shapes(model, batch_two);
+      }
     } catch (const std::exception& e) {
       throw std::runtime_error("model " + quoted(entry.name) + ": the output shapes with the open dims (" +
                                (batch_dim.empty() ? "" : "the batch dim " + quoted(batch_dim) + ", ") +
                                "dim_ranges) at two sizes could not be worked out: " + e.what());
     }
+    // The batcher splits each output along axis 0 only: the batch must be axis 0 and no other.
     if (!batch_dim.empty())
       for (const auto& [name, a] : first_shapes) {
-        const Shape& b = second_shapes[name];
+        const Shape& b = batch_two_shapes[name];
         if (a.rank() == 0 || b.rank() != a.rank() || a[0] != 1 || b[0] != 2)
           throw std::runtime_error(config_file +
                                    ": key \"max_batch_size\": batching needs the batch as axis 0 of "
                                    "every output, and output " +
                                    quoted(name) + " has shape " + a.to_string() + " at batch 1 and " + b.to_string() +
                                    " at batch 2");
+        for (std::size_t axis = 1; axis < a.rank(); ++axis)
+          if (a[axis] != b[axis])
+            throw std::runtime_error(config_file + ": key \"max_batch_size\": model " + quoted(entry.name) +
+                                     ": output " + quoted(name) + "'s axis " + std::to_string(axis) +
+                                     " follows the batch (shape " + a.to_string() + " at batch 1, " + b.to_string() +
+                                     " at batch 2): a joined batch could not be split back per request");
       }
   }
 

@@ -66,6 +66,19 @@ onnx::ModelProto transpose_model() {
   return m;
 }
 
+// x [batch, 3] → x · xᵀ, [batch, batch]: axis 0 is the batch, and so is axis 1, which a joined
+// batch would widen to every client's rows.
+onnx::ModelProto gram_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", onnx::TensorProto::FLOAT, {"batch", "3"});
+  auto* t = add_node(g, "Transpose", {"x"}, {"xt"});
+  loom::testing::set_ints(t, "perm", {1, 0});
+  add_node(g, "MatMul", {"x", "xt"}, {"gram"});
+  add_output(g, "gram");
+  return m;
+}
+
 // A table lookup: ids [batch, 2] (INT64) → rows of a 5x3 table, [batch, 2, 3]. An id outside 0..4
 // fails the request while it runs (Gather's index check).
 onnx::ModelProto lookup_model() {
@@ -515,6 +528,28 @@ TEST_F(ServiceTest, BatchingJoinsRequestsAndSplitsTheirRowsBack) {
   EXPECT_GT(counts.largest_batch, 1u);  // requests were joined
   EXPECT_LE(counts.largest_batch_rows, 4);
   EXPECT_LT(counts.batches, static_cast<std::uint64_t>(kRequests));
+}
+
+TEST_F(ServiceTest, BatchingRefusesAnOutputWhoseOtherAxesFollowTheBatch) {
+  // Joined, two one-row requests would get [2, 2] split into two [1, 2]: the other's rows mixed
+  // into each answer, where alone each is [1, 1].
+  add_model("gram", gram_model());
+  write("gram/config.json", R"({"max_batch_size": 4})");
+  add_model("gram_plain", gram_model());
+  write("gram_plain/config.json", R"({"dim_ranges": {"batch": [1, 2, 4]}})");
+  Service service(options());
+  const auto gram = service.model("gram");
+  ASSERT_TRUE(gram);
+  EXPECT_FALSE(gram->ready);
+  EXPECT_NE(gram->error.find("max_batch_size"), std::string::npos) << gram->error;
+  EXPECT_NE(gram->error.find("'gram'"), std::string::npos) << gram->error;
+  EXPECT_NE(gram->error.find("axis 1"), std::string::npos) << gram->error;
+  // Without batching the same model serves: x · xᵀ of one row is its squared norm.
+  ASSERT_TRUE(service.model("gram_plain")->ready) << service.model("gram_plain")->error;
+  const auto answer = infer_sync(service, request_x("gram_plain", Tensor::from<float>(Shape{1, 3}, {1, 2, 3})));
+  ASSERT_FALSE(answer.failure) << answer.failure->message;
+  ASSERT_EQ(answer.response.outputs.at(0).tensor.shape(), (Shape{1, 1}));
+  EXPECT_EQ(answer.response.outputs[0].tensor.values<float>()[0], 14.0f);
 }
 
 TEST_F(ServiceTest, ConcurrentClientsWithUnevenRowsGetTheirOwnRows) {

@@ -276,9 +276,23 @@ std::variant<InferRequest, Failure> decode_infer_request(const ModelInferRequest
                          "' is not one Loom serves");
     auto shape = checked_shape(input, *dtype);
     if (auto* failure = std::get_if<Failure>(&shape)) return std::move(*failure);
-    Tensor tensor(*dtype, std::get<Shape>(std::move(shape)));
     if (auto failure = refuse_extensions(input.parameters(), "input " + quoted(input.name()))) return *failure;
     const bool has_contents = input.has_contents() && contents_entries(input.contents()) > 0;
+    // Each element takes at least one byte of raw_input_contents or one typed value: a shape
+    // holding more than the message carries is refused before its tensor (zero-filled) is
+    // allocated, so that a few bytes cannot claim the server's memory.
+    const auto elements = static_cast<std::uint64_t>(std::get<Shape>(shape).numel());
+    if (raw_count == 0 && !has_contents && elements != 0)
+      return bad_request("input " + quoted(input.name()) +
+                         " carries no data (neither raw_input_contents nor contents)");
+    const auto carried = raw_count != 0 ? static_cast<std::uint64_t>(request.raw_input_contents(i).size())
+                                        : static_cast<std::uint64_t>(contents_entries(input.contents()));
+    if (elements > carried)
+      return bad_request("input " + quoted(input.name()) + ": shape " + std::get<Shape>(shape).to_string() + " holds " +
+                         std::to_string(elements) + " elements, more than the " + std::to_string(carried) +
+                         (raw_count != 0 ? " bytes of its raw_input_contents" : " values of its contents") +
+                         " can carry");
+    Tensor tensor(*dtype, std::get<Shape>(std::move(shape)));
     if (raw_count != 0) {
       if (has_contents)
         return bad_request("input " + quoted(input.name()) + " has both raw_input_contents and typed contents");
@@ -290,9 +304,6 @@ std::variant<InferRequest, Failure> decode_infer_request(const ModelInferRequest
       if (!raw.empty()) std::memcpy(tensor.data(), raw.data(), raw.size());
     } else if (has_contents) {
       if (auto failure = decode_contents(input.contents(), tensor, input.name())) return *failure;
-    } else if (tensor.numel() != 0) {
-      return bad_request("input " + quoted(input.name()) +
-                         " carries no data (neither raw_input_contents nor contents)");
     }
     out.inputs.push_back(InferInput{input.name(), std::move(tensor)});
   }

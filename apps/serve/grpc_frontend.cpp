@@ -146,7 +146,14 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
                                        inference::ModelInferResponse* response) override {
     if (!gate_.enter())
       return finish(context, grpc::Status(grpc::StatusCode::UNAVAILABLE, "loom-serve is shutting down"));
-    auto decoded = decode_infer_request(*request, remaining_ms(context));
+    // Nothing may escape a handler into gRPC: a decoding failure not foreseen (out of memory) is
+    // the call's INTERNAL.
+    std::variant<InferRequest, Failure> decoded;
+    try {
+      decoded = decode_infer_request(*request, remaining_ms(context));
+    } catch (const std::exception& error) {
+      decoded = Failure{Status::internal, std::string("decoding the request: ") + error.what()};
+    }
     if (auto* failure = std::get_if<Failure>(&decoded)) {
       gate_.leave();
       return finish(context, to_grpc_status(*failure));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -225,6 +226,22 @@ TEST(GrpcCodec, BadDeclarationsNameTheInput) {
     auto request = base_request();
     add_input(request, "x", "FP32", {1LL << 40, 1LL << 40});
     EXPECT_NE(expect_failure(decode_infer_request(request)).message.find("too large"), std::string::npos);
+  }
+  {
+    // A shape whose byte count fits int64 but no memory: refused from the data the message
+    // carries, before a tensor of that size is allocated (a few bytes must not exhaust the
+    // server's memory), with typed contents, raw contents or none.
+    for (int carried = 0; carried < 3; ++carried) {
+      auto request = base_request();
+      auto* input = add_input(request, "huge", "FP32", {1LL << 30, 1LL << 30});
+      if (carried == 1) input->mutable_contents()->add_fp32_contents(1);
+      if (carried == 2) request.add_raw_input_contents(raw_bytes(std::vector<float>{1, 2}));
+      std::optional<Failure> failure;
+      EXPECT_NO_THROW(failure = expect_failure(decode_infer_request(request)));
+      ASSERT_TRUE(failure);
+      EXPECT_EQ(failure->status, Status::bad_request);
+      EXPECT_NE(failure->message.find("'huge'"), std::string::npos) << failure->message;
+    }
   }
   {
     auto request = base_request();

@@ -56,7 +56,15 @@ void put_value(Tensor& tensor, std::size_t index, const json& value, const std::
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16_t> ||
                 std::is_same_v<T, bf16_t>) {
     if (!value.is_number()) bad(where() + ": expected a number, got " + json_type(value));
-    *out = narrow<T>(value.get<double>());
+    const double v = value.get<double>();
+    // A finite JSON number the datatype cannot hold is refused (for FP32 the conversion would be
+    // undefined behaviour, for FP16 and BF16 an infinity the client did not send).
+    if constexpr (!std::is_same_v<T, double>) {
+      bool fits = std::abs(v) <= static_cast<double>(std::numeric_limits<float>::max());
+      if constexpr (!std::is_same_v<T, float>) fits = fits && std::isfinite(widen(narrow<T>(v)));
+      if (!fits) bad(where() + ": " + value.dump() + " is out of the range of " + std::string(kserve_datatype(dtype)));
+    }
+    *out = narrow<T>(v);
   } else {
     if (!value.is_number_integer())
       bad(where() + ": expected an integer for " + std::string(kserve_datatype(dtype)) + ", got " +

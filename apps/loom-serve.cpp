@@ -162,7 +162,10 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   std::fprintf(stderr, "loom-serve: %s: finishing the requests accepted\n", strsignal(signal_number));
-  // Front ends first (no new requests; each waits for those it accepted), then the executors.
+  // The batchers stop waiting for their delay first: the front ends wait for the requests they
+  // accepted, and gRPC cancels the calls still open after its grace.
+  service.drain();
+  // Front ends next (no new requests; each waits for those it accepted), then the executors.
   // --- gRPC front end (serve-grpc): stopped here, before the service. ---
 #ifdef LOOM_SERVE_GRPC
   if (grpc) {

@@ -68,6 +68,14 @@ bool Batcher::push(Item& item) {
   return true;
 }
 
+void Batcher::flush() {
+  {
+    std::lock_guard lock(mutex_);
+    flushing_ = true;
+  }
+  wake_.notify_all();
+}
+
 void Batcher::close() {
   {
     std::lock_guard lock(mutex_);
@@ -96,7 +104,7 @@ void Batcher::run() {
         if (q.key == key) rows += q.item.rows;
       return rows;
     };
-    while (!closed_ && rows_queued() < options_.max_rows && std::chrono::steady_clock::now() < until)
+    while (!closed_ && !flushing_ && rows_queued() < options_.max_rows && std::chrono::steady_clock::now() < until)
       wake_.wait_until(lock, until);
     // Members in arrival order while they fit; the others keep their place.
     std::vector<Item> members;

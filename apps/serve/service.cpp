@@ -514,6 +514,11 @@ void Service::infer(InferRequest request, InferDone done) {
   if (refused) done(std::move(*refused), InferResponse{});
 }
 
+void Service::drain() {
+  for (auto& m : impl_->models)
+    if (m->batcher) m->batcher->flush();
+}
+
 void Service::shutdown() {
   Impl& s = *impl_;
   std::lock_guard lock(s.shutdown_mutex);

@@ -145,6 +145,11 @@ class Service {
   // throws nothing but what `done` throws there.
   void infer(InferRequest request, InferDone done);
 
+  // The server is stopping: the batchers submit what they hold, and what still arrives, at once
+  // instead of waiting for their delay. Requests are still accepted; call it before the front ends
+  // stop (they wait for the requests they accepted, which a long delay would otherwise hold).
+  void drain();
+
   // Stops accepting requests and waits for the accepted ones. Idempotent.
   void shutdown();
 

@@ -679,5 +679,30 @@ TEST_F(ServiceTest, ShutdownSubmitsQueuedRequests) {
   }
 }
 
+TEST_F(ServiceTest, DrainSendsHeldRequestsWithoutTheDelayAndStillAccepts) {
+  // What loom-serve does on SIGTERM before its front ends wait for their requests: with a delay
+  // far beyond the test, only drain() can send these before shutdown.
+  const std::string path = add_model("batched", affine_model(-2.0f));
+  write("batched/config.json", R"({"max_batch_size": 8, "max_queue_delay_us": 600000000})");
+  Service service(options());
+  ASSERT_TRUE(service.ready()) << service.model("batched")->error;
+  std::vector<Tensor> inputs;
+  std::vector<std::future<Answer>> answers;
+  for (int i = 0; i < 2; ++i) {
+    inputs.push_back(rows_of_x(1 + i, 70 + i));
+    answers.push_back(infer_async(service, request_x("batched", inputs.back())));
+  }
+  service.drain();
+  // One more after drain(): accepted, and sent at once too.
+  inputs.push_back(rows_of_x(3, 72));
+  answers.push_back(infer_async(service, request_x("batched", inputs.back())));
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const Answer answer = answers[i].get();  // while the Service still runs
+    ASSERT_FALSE(answer.failure) << answer.failure->message;
+    expect_same_bits(answer.response.outputs[0].tensor, run_alone(path, {inputs[i]}, 8)[0], "y");
+  }
+  EXPECT_TRUE(service.ready());
+}
+
 }  // namespace
 }  // namespace loom::serve

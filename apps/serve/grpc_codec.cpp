@@ -361,14 +361,4 @@ void encode_model_config(const ModelEntry& model, inference::ModelConfigResponse
   for (const auto& output : model.outputs) fill(output, config->add_output());
 }
 
-Failure unknown_model_failure(const std::string& name, const std::string& version) {
-  std::string message = "unknown model '" + name + "'";
-  if (!version.empty()) message += " version '" + version + "'";
-  return Failure{Status::not_found, std::move(message)};
-}
-
-Failure model_not_ready_failure(const ModelEntry& model) {
-  return Failure{Status::unavailable, "model '" + model.name + "' is not ready: " + model.error};
-}
-
 }  // namespace loom::serve

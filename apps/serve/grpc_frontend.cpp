@@ -122,20 +122,18 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
                                           const inference::ModelMetadataRequest* request,
                                           inference::ModelMetadataResponse* response) override {
-    const auto model = service_.model(request->name(), request->version());
-    if (!model) return finish(context, to_grpc_status(unknown_model_failure(request->name(), request->version())));
-    if (!model->ready) return finish(context, to_grpc_status(model_not_ready_failure(*model)));
-    encode_model_metadata(*model, *response);
+    const auto model = service_.lookup(request->name(), request->version(), true);
+    if (const auto* failure = std::get_if<Failure>(&model)) return finish(context, to_grpc_status(*failure));
+    encode_model_metadata(std::get<ModelEntry>(model), *response);
     return finish(context, grpc::Status::OK);
   }
 
   grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
                                         const inference::ModelConfigRequest* request,
                                         inference::ModelConfigResponse* response) override {
-    const auto model = service_.model(request->name(), request->version());
-    if (!model) return finish(context, to_grpc_status(unknown_model_failure(request->name(), request->version())));
-    if (!model->ready) return finish(context, to_grpc_status(model_not_ready_failure(*model)));
-    encode_model_config(*model, *response);
+    const auto model = service_.lookup(request->name(), request->version(), true);
+    if (const auto* failure = std::get_if<Failure>(&model)) return finish(context, to_grpc_status(*failure));
+    encode_model_config(std::get<ModelEntry>(model), *response);
     return finish(context, grpc::Status::OK);
   }
 

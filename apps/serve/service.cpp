@@ -142,6 +142,8 @@ struct Service::Impl {
     if (m.batcher) entry.batching = m.batcher->counts();
     return entry;
   }
+  std::optional<Failure> refusal(const ServedModel* m, const std::string& name, const std::string& version,
+                                 bool need_ready) const;
   std::optional<Failure> check(const ServedModel& m, InferRequest& request, std::vector<Tensor>& inputs,
                                std::int64_t& rows) const;
   std::optional<Failure> start(InferRequest& request, InferDone& done);
@@ -356,6 +358,27 @@ std::optional<ModelEntry> Service::model(const std::string& name, const std::str
 
 std::vector<std::string> Service::devices() const { return impl_->devices; }
 
+// Why `m` (the model found for `name`, or nullptr) cannot answer for `version`: the one wording of
+// an unknown model or version and a model not ready, for infer() and both front ends' calls.
+std::optional<Failure> Service::Impl::refusal(const ServedModel* m, const std::string& name, const std::string& version,
+                                              bool need_ready) const {
+  if (!m) return failure(Status::not_found, "unknown model " + quoted(name));
+  if (!version.empty() && version != m->entry.version)
+    return failure(Status::not_found,
+                   "model " + quoted(m->entry.name) + " has no version " + quoted(version) +
+                       (m->entry.version.empty() ? "" : " (it serves version " + m->entry.version + ")"));
+  if (need_ready && !m->entry.ready)
+    return failure(Status::unavailable, "model " + quoted(m->entry.name) + " is not ready: " + m->entry.error);
+  return std::nullopt;
+}
+
+std::variant<ModelEntry, Failure> Service::lookup(const std::string& name, const std::string& version,
+                                                  bool need_ready) const {
+  const ServedModel* m = impl_->find(name);
+  if (auto refused = impl_->refusal(m, name, version, need_ready)) return std::move(*refused);
+  return impl_->snapshot(*m);
+}
+
 // The request against the model's inputs and outputs; on success `inputs` holds the tensors in
 // the executor's order and `rows` the batch size (1 without batching).
 std::optional<Failure> Service::Impl::check(const ServedModel& m, InferRequest& request, std::vector<Tensor>& inputs,
@@ -428,13 +451,7 @@ std::optional<Failure> Service::Impl::start(InferRequest& request, InferDone& do
   auto fail = [](Status status, std::string message) { return failure(status, std::move(message)); };
   if (!s.accepting) return fail(Status::unavailable, "the server is shutting down");
   const ServedModel* m = s.find(request.model);
-  if (!m) return fail(Status::not_found, "unknown model " + quoted(request.model));
-  if (!request.version.empty() && request.version != m->entry.version)
-    return fail(Status::not_found,
-                "model " + quoted(m->entry.name) + " has no version " + quoted(request.version) +
-                    (m->entry.version.empty() ? "" : " (it serves version " + m->entry.version + ")"));
-  if (!m->entry.ready)
-    return fail(Status::unavailable, "model " + quoted(m->entry.name) + " is not ready: " + m->entry.error);
+  if (auto refused = s.refusal(m, request.model, request.version, true)) return refused;
 
   // Requested outputs: indices into the executor's outputs, in request order.
   std::vector<std::pair<std::size_t, bool>> selected;

@@ -360,7 +360,7 @@ TEST(GrpcCodec, ResponseCarriesOutputsAsRawBytes) {
   EXPECT_EQ(received.raw_output_contents(1), raw_bytes(labels));
 }
 
-TEST(GrpcCodec, ModelMetadataAndNotReadyModels) {
+TEST(GrpcCodec, ModelMetadataAndConfig) {
   ModelEntry model;
   model.name = "minilm";
   model.version = "2";
@@ -400,16 +400,6 @@ TEST(GrpcCodec, ModelMetadataAndNotReadyModels) {
   inference::ModelConfigResponse unbatched;
   encode_model_config(model, unbatched);
   EXPECT_EQ(unbatched.config().input(0).dims_size(), 2);
-
-  ModelEntry broken;
-  broken.name = "broken";
-  broken.error = "load_onnx: not a model file";
-  const Failure failure = model_not_ready_failure(broken);
-  EXPECT_EQ(failure.status, Status::unavailable);
-  EXPECT_NE(failure.message.find("'broken'"), std::string::npos);
-  EXPECT_NE(failure.message.find("not a model file"), std::string::npos);
-  EXPECT_EQ(unknown_model_failure("nope", "").status, Status::not_found);
-  EXPECT_NE(unknown_model_failure("nope", "4").message.find("version '4'"), std::string::npos);
 }
 
 }  // namespace

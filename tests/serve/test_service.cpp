@@ -290,11 +290,26 @@ TEST_F(ServiceTest, ScansVersionsAndKeepsBrokenModelsNotReady) {
   EXPECT_TRUE(service.model("versioned", "3"));
   EXPECT_TRUE(service.model("versioned"));
   EXPECT_FALSE(service.model("nothing"));
+  // lookup(): the same answers as infer() gives, for the front ends' metadata calls.
+  const auto refused = [&](const std::string& name, const std::string& version, bool need_ready) {
+    auto found = service.lookup(name, version, need_ready);
+    return std::holds_alternative<Failure>(found) ? std::get<Failure>(found) : Failure{Status::ok, ""};
+  };
+  EXPECT_EQ(refused("versioned", "1", true).status, Status::not_found);
+  EXPECT_EQ(refused("versioned", "1", true).message, answer.failure->message);
+  EXPECT_NE(refused("versioned", "1", true).message.find("serves version 3"), std::string::npos);
+  EXPECT_EQ(refused("nothing", "", false).status, Status::not_found);
+  EXPECT_NE(refused("nothing", "", false).message.find("'nothing'"), std::string::npos);
+  EXPECT_EQ(refused("broken", "", true).status, Status::unavailable);
+  EXPECT_NE(refused("broken", "", true).message.find(load_error), std::string::npos);
+  EXPECT_EQ(std::get<ModelEntry>(service.lookup("broken", "1", false)).name, "broken");
+  EXPECT_EQ(std::get<ModelEntry>(service.lookup("versioned", "3", true)).version, "3");
 
   // The broken model answers unavailable with its load error; the others still serve.
   answer = infer_sync(service, request_x("broken", x));
   ASSERT_TRUE(answer.failure);
   EXPECT_EQ(answer.failure->status, Status::unavailable);
+  EXPECT_EQ(answer.failure->message, refused("broken", "", true).message);
   EXPECT_NE(answer.failure->message.find(load_error), std::string::npos) << answer.failure->message;
   answer = infer_sync(service, request_x("good", x));
   EXPECT_FALSE(answer.failure);

@@ -213,9 +213,16 @@ std::optional<Failure> refuse_extensions(const Parameters& parameters, const std
     if (const char* name = shared_memory_parameter(key))
       return bad_request(where + ": parameter '" + name +
                          "': the shared-memory extension is unsupported; send the data in the message");
-  if (auto it = parameters.find("classification");
-      it != parameters.end() && asks_classification(it->second.int64_param()))
-    return bad_request(where + ": parameter 'classification': the classification extension is unsupported");
+  // A class count is an integer (tritonclient sends int64); any other kind of value is refused, as
+  // over HTTP, rather than read as 0.
+  if (auto it = parameters.find("classification"); it != parameters.end()) {
+    const InferParameter& value = it->second;
+    const bool asks = value.parameter_choice_case() == InferParameter::kInt64Param
+                          ? asks_classification(value.int64_param())
+                      : value.parameter_choice_case() == InferParameter::kUint64Param ? value.uint64_param() != 0
+                                                                                      : true;
+    if (asks) return bad_request(where + ": parameter 'classification': the classification extension is unsupported");
+  }
   return std::nullopt;
 }
 

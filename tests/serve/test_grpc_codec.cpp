@@ -327,6 +327,25 @@ TEST(GrpcCodec, UnimplementedExtensionsAreRefused) {
     EXPECT_NE(failure.message.find("'scores'"), std::string::npos) << failure.message;
     EXPECT_NE(failure.message.find("classification"), std::string::npos) << failure.message;
   }
+  // A class count sent as another kind of value is refused too (it read as 0: the raw output came
+  // back where the client asked for classes); 0 in either integer kind is "no classification".
+  for (int kind = 0; kind < 3; ++kind) {
+    auto request = base_request();
+    auto* output = request.add_outputs();
+    output->set_name("scores");
+    auto& parameter = (*output->mutable_parameters())["classification"];
+    if (kind == 0) parameter.set_string_param("3");
+    if (kind == 1) parameter.set_uint64_param(3);
+    if (kind == 2) parameter.set_double_param(3);
+    EXPECT_NE(expect_failure(decode_infer_request(request)).message.find("classification"), std::string::npos) << kind;
+  }
+  {
+    auto request = base_request();
+    auto* output = request.add_outputs();
+    output->set_name("scores");
+    (*output->mutable_parameters())["classification"].set_uint64_param(0);
+    EXPECT_EQ(expect_request(decode_infer_request(request)).outputs.size(), 1u);
+  }
 }
 
 TEST(GrpcCodec, ResponseCarriesOutputsAsRawBytes) {

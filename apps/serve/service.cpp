@@ -223,7 +223,8 @@ void Service::Impl::load(ServedModel& served) {
       if (!batch_dim.empty()) {
         std::map<std::string, std::int64_t> batch_two = first;
         batch_two[batch_dim] = 2;
-        batch_two_shapes = output_shapes(model, batch_two);
+        // With the batch the only open dim, that binding is the second (no third optimize()).
+        batch_two_shapes = batch_two == second ? second_shapes : output_shapes(model, batch_two);
       }
     } catch (const std::exception& e) {
       throw std::runtime_error("model " + quoted(entry.name) + ": the output shapes with the open dims (" +

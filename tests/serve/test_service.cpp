@@ -323,6 +323,8 @@ TEST_F(ServiceTest, ConfigErrorsNameTheFileAndTheKey) {
       {"unknown_key", R"({"colour": "blue"})", "colour"},
       {"wrong_type", R"({"max_batch_size": "4"})", "max_batch_size"},
       {"bad_priority", R"({"priority": "asap"})", "priority"},
+      // 2^64 - 1 read as an int64 is -1, which is in range: refused as the huge number it is.
+      {"huge_stream_priority", R"({"stream_priority": 18446744073709551615})", "stream_priority"},
       {"negative_delay", R"({"max_queue_delay_us": -1})", "max_queue_delay_us"},
       {"bad_range", R"({"dim_ranges": {"batch": [4, 2, 8]}})", "dim_ranges.batch"},
       {"bad_dim", R"({"dims": {"batch": 0}})", "dims.batch"},

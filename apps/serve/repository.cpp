@@ -114,9 +114,7 @@ ModelConfig parse_model_config(const std::string& text, const std::string& file)
         refuse(file, key, "expected an integer from -1000 to 1000, got " + value.dump());
       config.stream_priority = value.get<int>();
     } else {
-      refuse(file, key,
-             "unknown key (known: priority, max_batch_size, batch_dim, max_queue_delay_us, dims, "
-             "dim_ranges, device, timeout_ms, stream_priority)");
+      refuse(file, key, std::string("unknown key (known: ") + kModelConfigKeys + ")");
     }
   }
   for (const auto& [dim, size] : config.dims)

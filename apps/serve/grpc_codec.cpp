@@ -309,6 +309,8 @@ std::variant<InferRequest, Failure> decode_infer_request(const ModelInferRequest
                            " bytes in raw_input_contents for shape " + tensor.shape().to_string() + " of " +
                            input.datatype() + " (" + std::to_string(tensor.bytes()) + " bytes)");
       if (!raw.empty()) std::memcpy(tensor.data(), raw.data(), raw.size());
+      if (const auto invalid = invalid_bool_byte(tensor))
+        return bad_request("input " + quoted(input.name()) + ": " + *invalid + " (raw_input_contents)");
     } else if (has_contents) {
       if (auto failure = decode_contents(input.contents(), tensor, input.name())) return *failure;
     }

@@ -419,13 +419,7 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
             std::to_string(binary_end - binary_offset) + " remain in the body after the JSON and earlier inputs");
       if (*binary_size > 0) std::memcpy(tensor.data(), body.data() + binary_offset, *binary_size);
       binary_offset += *binary_size;
-      if (dtype == DType::boolean) {
-        const auto* bytes = static_cast<const std::uint8_t*>(tensor.data());
-        for (std::int64_t k = 0; k < tensor.numel(); ++k)
-          if (bytes[k] > 1)
-            bad(where + ": BOOL element " + std::to_string(k) + " is byte " + std::to_string(bytes[k]) +
-                ", not 0 or 1");
-      }
+      if (const auto invalid = invalid_bool_byte(tensor)) bad(where + ": " + *invalid);
     } else {
       if (!data) bad(where + ": the field 'data' is missing (or parameters.binary_data_size for binary data)");
       fill_from_json(tensor, *data, where);

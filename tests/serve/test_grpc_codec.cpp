@@ -126,6 +126,25 @@ TEST(GrpcCodec, RawByteCountMustMatchShapeAndDatatype) {
   EXPECT_NE(failure.message.find("24 bytes"), std::string::npos) << failure.message;
 }
 
+TEST(GrpcCodec, RawBoolBytesMustBeZeroOrOne) {
+  // As over HTTP's binary data: a BOOL byte other than 0 or 1 is no boolean.
+  auto request = base_request();
+  add_input(request, "mask", "BOOL", {3});
+  request.add_raw_input_contents(std::string("\x01\x00\x07", 3));
+  const Failure failure = expect_failure(decode_infer_request(request));
+  EXPECT_EQ(failure.status, Status::bad_request);
+  EXPECT_NE(failure.message.find("'mask'"), std::string::npos) << failure.message;
+  EXPECT_NE(failure.message.find("BOOL element 2 is byte 7"), std::string::npos) << failure.message;
+
+  auto good = base_request();
+  add_input(good, "mask", "BOOL", {3});
+  good.add_raw_input_contents(std::string("\x01\x00\x01", 3));
+  const InferRequest decoded = expect_request(decode_infer_request(good));
+  ASSERT_EQ(decoded.inputs.size(), 1u);
+  const auto bits = decoded.inputs[0].tensor.values<std::uint8_t>();
+  EXPECT_EQ(std::vector<std::uint8_t>(bits.begin(), bits.end()), (std::vector<std::uint8_t>{1, 0, 1}));
+}
+
 TEST(GrpcCodec, OneRawEntryPerInput) {
   auto request = base_request();
   add_input(request, "a", "INT32", {1});

@@ -106,11 +106,13 @@ void Batcher::run() {
     };
     while (!closed_ && !flushing_ && rows_queued() < options_.max_rows && std::chrono::steady_clock::now() < until)
       wake_.wait_until(lock, until);
-    // Members in arrival order while they fit; the others keep their place.
+    // Members in arrival order while they fit; the others keep their place. The oldest always
+    // goes, alone if it holds more than max_rows (the executor then refuses it): left queued, it
+    // would have been picked again at once, for ever, and close() would never return.
     std::vector<Item> members;
     std::int64_t rows = 0;
     for (auto it = queue_.begin(); it != queue_.end();) {
-      if (it->key == key && rows + it->item.rows <= options_.max_rows) {
+      if (it->key == key && (members.empty() || rows + it->item.rows <= options_.max_rows)) {
         rows += it->item.rows;
         members.push_back(std::move(it->item));
         it = queue_.erase(it);

@@ -81,5 +81,28 @@ TEST(ServeBatcher, AJoinedRequestCarriesItsMembersLatestDeadlineOrNone) {
   }
 }
 
+TEST(ServeBatcher, ARequestOfMoreRowsThanTheBatchGoesAloneInsteadOfSpinning) {
+  // The Service refuses such a request before the batcher; the batcher alone must still not spin
+  // on it (it was never taken, so the loop picked it again without end and close() hung).
+  RecordingBatcher b(2);
+  auto promise = std::make_shared<std::promise<std::exception_ptr>>();
+  auto answer = promise->get_future();
+  Batcher::Item big{{Tensor::from<float>(Shape{3, 1}, {1, 2, 3})},
+                    3,
+                    Priority::normal,
+                    Clock::time_point{},
+                    [promise](std::exception_ptr error, Outputs) { promise->set_value(error); }};
+  ASSERT_TRUE(b.batcher.push(big));
+  auto small = push_row(b.batcher, 4.0f, Clock::time_point{});
+  b.batcher.close();
+  ASSERT_EQ(b.submitted.size(), 2u);
+  EXPECT_EQ(b.submitted[0].inputs.at(0).shape(), (Shape{3, 1}));
+  EXPECT_EQ(b.submitted[1].inputs.at(0).shape(), (Shape{1, 2}));
+  b.submitted[0].done(std::make_exception_ptr(Error(ErrorCode::shape_mismatch, "3 rows")), {});
+  b.submitted[1].done(nullptr, {Tensor::from<float>(Shape{1, 1}, {4.0f})});
+  EXPECT_TRUE(answer.get());
+  EXPECT_FALSE(small.get());
+}
+
 }  // namespace
 }  // namespace loom::serve

@@ -195,20 +195,30 @@ void Batcher::submit_batch(std::vector<Item> members) {
       for (Item& m : *shared) m.done(error, {});
       return;
     }
-    std::int64_t first_row = 0;
-    for (Item& m : *shared) {
-      Outputs own;
-      for (const Tensor& out : outputs) {
-        std::vector<std::int64_t> dims = out.shape().dims();
-        const std::size_t row_bytes = out.bytes() / static_cast<std::size_t>(rows);
-        dims[0] = m.rows;
-        Tensor part(out.dtype(), Shape(std::move(dims)));
-        std::memcpy(part.data(), static_cast<const std::byte*>(out.data()) + first_row * row_bytes, part.bytes());
-        own.push_back(std::move(part));
+    // Every member's rows are cut out before any is answered: should that fail (out of memory),
+    // each member gets the error, none is left without an answer.
+    std::vector<Outputs> parts;
+    try {
+      std::int64_t first_row = 0;
+      for (const Item& m : *shared) {
+        Outputs own;
+        for (const Tensor& out : outputs) {
+          std::vector<std::int64_t> dims = out.shape().dims();
+          const std::size_t row_bytes = out.bytes() / static_cast<std::size_t>(rows);
+          dims[0] = m.rows;
+          Tensor part(out.dtype(), Shape(std::move(dims)));
+          std::memcpy(part.data(), static_cast<const std::byte*>(out.data()) + first_row * row_bytes, part.bytes());
+          own.push_back(std::move(part));
+        }
+        first_row += m.rows;
+        parts.push_back(std::move(own));
       }
-      first_row += m.rows;
-      m.done(nullptr, std::move(own));
+    } catch (...) {
+      const std::exception_ptr failed = std::current_exception();
+      for (Item& m : *shared) m.done(failed, {});
+      return;
     }
+    for (std::size_t i = 0; i < shared->size(); ++i) (*shared)[i].done(nullptr, std::move(parts[i]));
   };
   try {
     submit_(std::move(inputs), request, split);

@@ -21,6 +21,7 @@
 #ifdef LOOM_SERVE_GRPC
 #include "serve/grpc_frontend.hpp"  // gRPC front end (serve-grpc)
 #endif
+#include "serve/repository.hpp"
 #include "serve/service.hpp"
 
 namespace cli = loom::cli;
@@ -42,10 +43,14 @@ struct ServeFlags {
   std::size_t max_request_bytes = std::size_t{64} << 20;
 };
 
-const char* kFooter = R"(Model repository (docs/serve.md):
+// The footer of --help; the config keys come from the parser's own list.
+std::string footer() {
+  return std::string(R"(Model repository (docs/serve.md):
   REPO/<model>/<version>/model.onnx, the highest numeric version served; REPO/<model>/config.json
-  (optional) sets priority, max_batch_size, dims, dim_ranges, device, timeout_ms. A model that fails
-  to load is reported not ready with its error; the others are served.
+  (optional), its keys:
+  )") + loom::serve::kModelConfigKeys +
+         R"(.
+  A model that fails to load is reported not ready with its error; the others are served.
 Ports:
   0 picks a free port (the "listening" line gives it); -1 turns that endpoint off. Executor i (one
   per device) serves its metrics on --metrics-port + i, one "metrics listening" line each. With
@@ -59,6 +64,7 @@ Output:
 Example:
   loom-serve --model-repository models --http-port 8000 --metrics-port -1 --device cpu
   curl -s localhost:8000/v2/models/<model>)";
+}
 
 CLI::Validator port_or_off() {
   return CLI::Validator(
@@ -162,7 +168,10 @@ int serve(const ServeFlags& flags, const sigset_t& stop_signals) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   std::fprintf(stderr, "loom-serve: %s: finishing the requests accepted\n", strsignal(signal_number));
-  // Front ends first (no new requests; each waits for those it accepted), then the executors.
+  // The batchers stop waiting for their delay first: the front ends wait for the requests they
+  // accepted, and gRPC cancels the calls still open after its grace.
+  service.drain();
+  // Front ends next (no new requests; each waits for those it accepted), then the executors.
   // --- gRPC front end (serve-grpc): stopped here, before the service. ---
 #ifdef LOOM_SERVE_GRPC
   if (grpc) {
@@ -194,7 +203,7 @@ int main(int argc, char** argv) {
       "Serves the ONNX models of a model repository over the KServe v2 protocol (Triton's clients,\n"
       "perf_analyzer and KServe speak it), every request scheduled by Loom's executors.",
       "loom-serve"};
-  app.footer(kFooter);
+  app.footer(footer());
   app.get_formatter()->column_width(36);
   try {
     app.set_version_flag("--version", std::string("loom-serve ") + loom::version(), "Print the version and exit");

@@ -33,6 +33,18 @@ Tensor concat_rows(const std::vector<const Tensor*>& parts, std::int64_t rows) {
   return joined;
 }
 
+// The deadline a joined request carries: its members' latest, none (the clock's epoch) when one of
+// them has none.
+std::chrono::steady_clock::time_point batch_deadline(const std::vector<Batcher::Item>& members) {
+  constexpr std::chrono::steady_clock::time_point none{};
+  std::chrono::steady_clock::time_point latest = none;
+  for (const Batcher::Item& m : members) {
+    if (m.deadline == none) return none;
+    latest = std::max(latest, m.deadline);
+  }
+  return latest;
+}
+
 }  // namespace
 
 Batcher::Batcher(Options options, Submit submit) : options_(std::move(options)), submit_(std::move(submit)) {
@@ -54,6 +66,14 @@ bool Batcher::push(Item& item) {
   }
   wake_.notify_all();
   return true;
+}
+
+void Batcher::flush() {
+  {
+    std::lock_guard lock(mutex_);
+    flushing_ = true;
+  }
+  wake_.notify_all();
 }
 
 void Batcher::close() {
@@ -84,13 +104,15 @@ void Batcher::run() {
         if (q.key == key) rows += q.item.rows;
       return rows;
     };
-    while (!closed_ && rows_queued() < options_.max_rows && std::chrono::steady_clock::now() < until)
+    while (!closed_ && !flushing_ && rows_queued() < options_.max_rows && std::chrono::steady_clock::now() < until)
       wake_.wait_until(lock, until);
-    // Members in arrival order while they fit; the others keep their place.
+    // Members in arrival order while they fit; the others keep their place. The oldest always
+    // goes, alone if it holds more than max_rows (the executor then refuses it): left queued, it
+    // would have been picked again at once, for ever, and close() would never return.
     std::vector<Item> members;
     std::int64_t rows = 0;
     for (auto it = queue_.begin(); it != queue_.end();) {
-      if (it->key == key && rows + it->item.rows <= options_.max_rows) {
+      if (it->key == key && (members.empty() || rows + it->item.rows <= options_.max_rows)) {
         rows += it->item.rows;
         members.push_back(std::move(it->item));
         it = queue_.erase(it);
@@ -121,13 +143,14 @@ void Batcher::submit_batch(std::vector<Item> members) {
   if (live.empty()) return;
   RequestOptions request;
   request.priority = live.front().priority;
+  // The batch's deadline is its members' latest, none when one has none: the executor drops a
+  // batch not started by then, which must fail no member before its own deadline (a request
+  // without a timeout never fails with timeout for sharing a batch with one that has a short one).
+  // A member whose deadline passes while its batch waits in the executor gets its answer anyway,
+  // as a request that has started does.
+  request.deadline = batch_deadline(live);
   std::int64_t rows = 0;
-  for (const Item& m : live) {
-    rows += m.rows;
-    if (m.deadline != std::chrono::steady_clock::time_point{} &&
-        (request.deadline == std::chrono::steady_clock::time_point{} || m.deadline < request.deadline))
-      request.deadline = m.deadline;
-  }
+  for (const Item& m : live) rows += m.rows;
   {
     std::lock_guard lock(mutex_);
     ++counts_.batches;
@@ -172,20 +195,30 @@ void Batcher::submit_batch(std::vector<Item> members) {
       for (Item& m : *shared) m.done(error, {});
       return;
     }
-    std::int64_t first_row = 0;
-    for (Item& m : *shared) {
-      Outputs own;
-      for (const Tensor& out : outputs) {
-        std::vector<std::int64_t> dims = out.shape().dims();
-        const std::size_t row_bytes = out.bytes() / static_cast<std::size_t>(rows);
-        dims[0] = m.rows;
-        Tensor part(out.dtype(), Shape(std::move(dims)));
-        std::memcpy(part.data(), static_cast<const std::byte*>(out.data()) + first_row * row_bytes, part.bytes());
-        own.push_back(std::move(part));
+    // Every member's rows are cut out before any is answered: should that fail (out of memory),
+    // each member gets the error, none is left without an answer.
+    std::vector<Outputs> parts;
+    try {
+      std::int64_t first_row = 0;
+      for (const Item& m : *shared) {
+        Outputs own;
+        for (const Tensor& out : outputs) {
+          std::vector<std::int64_t> dims = out.shape().dims();
+          const std::size_t row_bytes = out.bytes() / static_cast<std::size_t>(rows);
+          dims[0] = m.rows;
+          Tensor part(out.dtype(), Shape(std::move(dims)));
+          std::memcpy(part.data(), static_cast<const std::byte*>(out.data()) + first_row * row_bytes, part.bytes());
+          own.push_back(std::move(part));
+        }
+        first_row += m.rows;
+        parts.push_back(std::move(own));
       }
-      first_row += m.rows;
-      m.done(nullptr, std::move(own));
+    } catch (...) {
+      const std::exception_ptr failed = std::current_exception();
+      for (Item& m : *shared) m.done(failed, {});
+      return;
     }
+    for (std::size_t i = 0; i < shared->size(); ++i) (*shared)[i].done(nullptr, std::move(parts[i]));
   };
   try {
     submit_(std::move(inputs), request, split);

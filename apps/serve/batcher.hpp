@@ -46,6 +46,9 @@ class Batcher {
 
   // Queues `item`; false (and `item` untouched) once closed: the caller fails it.
   bool push(Item& item);
+  // From now on, submits what is queued (and what arrives) at once, without waiting for the
+  // delay; still accepts. For a server stopping: its last requests wait for no company.
+  void flush();
   // Stops accepting, submits everything queued without waiting for the delay, and joins the
   // thread. Idempotent.
   void close();
@@ -66,6 +69,7 @@ class Batcher {
   std::condition_variable wake_;
   std::deque<Queued> queue_;
   bool closed_ = false;
+  bool flushing_ = false;  // flush(): no waiting for the delay
   BatchCounts counts_;
   std::thread thread_;
 };

@@ -213,9 +213,16 @@ std::optional<Failure> refuse_extensions(const Parameters& parameters, const std
     if (const char* name = shared_memory_parameter(key))
       return bad_request(where + ": parameter '" + name +
                          "': the shared-memory extension is unsupported; send the data in the message");
-  if (auto it = parameters.find("classification");
-      it != parameters.end() && asks_classification(it->second.int64_param()))
-    return bad_request(where + ": parameter 'classification': the classification extension is unsupported");
+  // A class count is an integer (tritonclient sends int64); any other kind of value is refused, as
+  // over HTTP, rather than read as 0.
+  if (auto it = parameters.find("classification"); it != parameters.end()) {
+    const InferParameter& value = it->second;
+    const bool asks = value.parameter_choice_case() == InferParameter::kInt64Param
+                          ? asks_classification(value.int64_param())
+                      : value.parameter_choice_case() == InferParameter::kUint64Param ? value.uint64_param() != 0
+                                                                                      : true;
+    if (asks) return bad_request(where + ": parameter 'classification': the classification extension is unsupported");
+  }
   return std::nullopt;
 }
 
@@ -276,9 +283,23 @@ std::variant<InferRequest, Failure> decode_infer_request(const ModelInferRequest
                          "' is not one Loom serves");
     auto shape = checked_shape(input, *dtype);
     if (auto* failure = std::get_if<Failure>(&shape)) return std::move(*failure);
-    Tensor tensor(*dtype, std::get<Shape>(std::move(shape)));
     if (auto failure = refuse_extensions(input.parameters(), "input " + quoted(input.name()))) return *failure;
     const bool has_contents = input.has_contents() && contents_entries(input.contents()) > 0;
+    // Each element takes at least one byte of raw_input_contents or one typed value: a shape
+    // holding more than the message carries is refused before its tensor (zero-filled) is
+    // allocated, so that a few bytes cannot claim the server's memory.
+    const auto elements = static_cast<std::uint64_t>(std::get<Shape>(shape).numel());
+    if (raw_count == 0 && !has_contents && elements != 0)
+      return bad_request("input " + quoted(input.name()) +
+                         " carries no data (neither raw_input_contents nor contents)");
+    const auto carried = raw_count != 0 ? static_cast<std::uint64_t>(request.raw_input_contents(i).size())
+                                        : static_cast<std::uint64_t>(contents_entries(input.contents()));
+    if (elements > carried)
+      return bad_request("input " + quoted(input.name()) + ": shape " + std::get<Shape>(shape).to_string() + " holds " +
+                         std::to_string(elements) + " elements, more than the " + std::to_string(carried) +
+                         (raw_count != 0 ? " bytes of its raw_input_contents" : " values of its contents") +
+                         " can carry");
+    Tensor tensor(*dtype, std::get<Shape>(std::move(shape)));
     if (raw_count != 0) {
       if (has_contents)
         return bad_request("input " + quoted(input.name()) + " has both raw_input_contents and typed contents");
@@ -288,11 +309,10 @@ std::variant<InferRequest, Failure> decode_infer_request(const ModelInferRequest
                            " bytes in raw_input_contents for shape " + tensor.shape().to_string() + " of " +
                            input.datatype() + " (" + std::to_string(tensor.bytes()) + " bytes)");
       if (!raw.empty()) std::memcpy(tensor.data(), raw.data(), raw.size());
+      if (const auto invalid = invalid_bool_byte(tensor))
+        return bad_request("input " + quoted(input.name()) + ": " + *invalid + " (raw_input_contents)");
     } else if (has_contents) {
       if (auto failure = decode_contents(input.contents(), tensor, input.name())) return *failure;
-    } else if (tensor.numel() != 0) {
-      return bad_request("input " + quoted(input.name()) +
-                         " carries no data (neither raw_input_contents nor contents)");
     }
     out.inputs.push_back(InferInput{input.name(), std::move(tensor)});
   }
@@ -348,16 +368,6 @@ void encode_model_config(const ModelEntry& model, inference::ModelConfigResponse
   };
   for (const auto& input : model.inputs) fill(input, config->add_input());
   for (const auto& output : model.outputs) fill(output, config->add_output());
-}
-
-Failure unknown_model_failure(const std::string& name, const std::string& version) {
-  std::string message = "unknown model '" + name + "'";
-  if (!version.empty()) message += " version '" + version + "'";
-  return Failure{Status::not_found, std::move(message)};
-}
-
-Failure model_not_ready_failure(const ModelEntry& model) {
-  return Failure{Status::unavailable, "model '" + model.name + "' is not ready: " + model.error};
 }
 
 }  // namespace loom::serve

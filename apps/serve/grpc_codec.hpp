@@ -40,14 +40,11 @@ void encode_infer_response(const InferResponse& response, inference::ModelInferR
 void encode_server_metadata(inference::ServerMetadataResponse& out);
 
 // A model's metadata (platform "onnx", as over HTTP); a model that is not ready has no inputs or outputs to show: the
-// caller answers UNAVAILABLE with its error (model_not_ready_failure).
+// caller answers UNAVAILABLE with its error (Service::lookup()).
 void encode_model_metadata(const ModelEntry& model, inference::ModelMetadataResponse& out);
 // Triton's model configuration (ModelConfig): name, platform "onnx", max_batch_size, each input
 // and output with its TYPE_ datatype and dims, the batch dim left out when max_batch_size > 0
 // (Triton's convention, as HTTP's GET .../config).
 void encode_model_config(const ModelEntry& model, inference::ModelConfigResponse& out);
-
-Failure unknown_model_failure(const std::string& name, const std::string& version);
-Failure model_not_ready_failure(const ModelEntry& model);
 
 }  // namespace loom::serve

@@ -122,20 +122,18 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
                                           const inference::ModelMetadataRequest* request,
                                           inference::ModelMetadataResponse* response) override {
-    const auto model = service_.model(request->name(), request->version());
-    if (!model) return finish(context, to_grpc_status(unknown_model_failure(request->name(), request->version())));
-    if (!model->ready) return finish(context, to_grpc_status(model_not_ready_failure(*model)));
-    encode_model_metadata(*model, *response);
+    const auto model = service_.lookup(request->name(), request->version(), true);
+    if (const auto* failure = std::get_if<Failure>(&model)) return finish(context, to_grpc_status(*failure));
+    encode_model_metadata(std::get<ModelEntry>(model), *response);
     return finish(context, grpc::Status::OK);
   }
 
   grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
                                         const inference::ModelConfigRequest* request,
                                         inference::ModelConfigResponse* response) override {
-    const auto model = service_.model(request->name(), request->version());
-    if (!model) return finish(context, to_grpc_status(unknown_model_failure(request->name(), request->version())));
-    if (!model->ready) return finish(context, to_grpc_status(model_not_ready_failure(*model)));
-    encode_model_config(*model, *response);
+    const auto model = service_.lookup(request->name(), request->version(), true);
+    if (const auto* failure = std::get_if<Failure>(&model)) return finish(context, to_grpc_status(*failure));
+    encode_model_config(std::get<ModelEntry>(model), *response);
     return finish(context, grpc::Status::OK);
   }
 
@@ -146,7 +144,14 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
                                        inference::ModelInferResponse* response) override {
     if (!gate_.enter())
       return finish(context, grpc::Status(grpc::StatusCode::UNAVAILABLE, "loom-serve is shutting down"));
-    auto decoded = decode_infer_request(*request, remaining_ms(context));
+    // Nothing may escape a handler into gRPC: a decoding failure not foreseen (out of memory) is
+    // the call's INTERNAL.
+    std::variant<InferRequest, Failure> decoded;
+    try {
+      decoded = decode_infer_request(*request, remaining_ms(context));
+    } catch (const std::exception& error) {
+      decoded = Failure{Status::internal, std::string("decoding the request: ") + error.what()};
+    }
     if (auto* failure = std::get_if<Failure>(&decoded)) {
       gate_.leave();
       return finish(context, to_grpc_status(*failure));

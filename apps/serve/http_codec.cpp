@@ -56,7 +56,15 @@ void put_value(Tensor& tensor, std::size_t index, const json& value, const std::
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16_t> ||
                 std::is_same_v<T, bf16_t>) {
     if (!value.is_number()) bad(where() + ": expected a number, got " + json_type(value));
-    *out = narrow<T>(value.get<double>());
+    const double v = value.get<double>();
+    // A finite JSON number the datatype cannot hold is refused (for FP32 the conversion would be
+    // undefined behaviour, for FP16 and BF16 an infinity the client did not send).
+    if constexpr (!std::is_same_v<T, double>) {
+      bool fits = std::abs(v) <= static_cast<double>(std::numeric_limits<float>::max());
+      if constexpr (!std::is_same_v<T, float>) fits = fits && std::isfinite(widen(narrow<T>(v)));
+      if (!fits) bad(where() + ": " + value.dump() + " is out of the range of " + std::string(kserve_datatype(dtype)));
+    }
+    *out = narrow<T>(v);
   } else {
     if (!value.is_number_integer())
       bad(where() + ": expected an integer for " + std::string(kserve_datatype(dtype)) + ", got " +
@@ -411,13 +419,7 @@ DecodedInfer decode_infer_request(std::string_view body, std::optional<std::size
             std::to_string(binary_end - binary_offset) + " remain in the body after the JSON and earlier inputs");
       if (*binary_size > 0) std::memcpy(tensor.data(), body.data() + binary_offset, *binary_size);
       binary_offset += *binary_size;
-      if (dtype == DType::boolean) {
-        const auto* bytes = static_cast<const std::uint8_t*>(tensor.data());
-        for (std::int64_t k = 0; k < tensor.numel(); ++k)
-          if (bytes[k] > 1)
-            bad(where + ": BOOL element " + std::to_string(k) + " is byte " + std::to_string(bytes[k]) +
-                ", not 0 or 1");
-      }
+      if (const auto invalid = invalid_bool_byte(tensor)) bad(where + ": " + *invalid);
     } else {
       if (!data) bad(where + ": the field 'data' is missing (or parameters.binary_data_size for binary data)");
       fill_from_json(tensor, *data, where);

@@ -55,22 +55,15 @@ std::string model_label(const std::string& model, const std::string& version) {
   return "model '" + model + "'" + (version.empty() ? "" : " version '" + version + "'");
 }
 
-// The model a route names, or a 404 / 503 answer already written.
+// The model a route names, or the Service's 404 / 503 answer already written.
 std::optional<ModelEntry> find_model(const Service& service, const std::string& model, const std::string& version,
                                      httplib::Response& response, bool need_ready) {
-  auto entry = service.model(model, version);
-  if (!entry) {
-    reply_error(response, 404,
-                service.model(model) ? model_label(model, version) + " is not in the repository (it serves version '" +
-                                           service.model(model)->version + "')"
-                                     : "unknown model '" + model + "'");
+  auto found = service.lookup(model, version, need_ready);
+  if (auto* failure = std::get_if<Failure>(&found)) {
+    reply_failure(response, *failure);
     return std::nullopt;
   }
-  if (need_ready && !entry->ready) {
-    reply_error(response, 503, model_label(model, version) + " is not ready: " + entry->error);
-    return std::nullopt;
-  }
-  return entry;
+  return std::get<ModelEntry>(std::move(found));
 }
 
 std::string match(const httplib::Request& request, std::size_t index) {

@@ -22,7 +22,8 @@ struct HttpOptions {
   // How long a handler waits for its inference beyond the request's own timeout (or alone, when
   // the request has none) before answering 504; the inference itself carries on in the executor.
   double wait_cap_seconds = 600;
-  // Seconds a connection may stay idle between requests (keep-alive) and a read or write may stall.
+  // Seconds a read or write on a connection may stall. (A kept-alive connection's idle time
+  // between requests is cpp-httplib's own: 5 s, at most 5 requests; docs/serve.md "HTTP".)
   int socket_timeout_seconds = 30;
 };
 

@@ -76,10 +76,12 @@ ModelConfig parse_model_config(const std::string& text, const std::string& file)
   ModelConfig config;
   for (const auto& [key, value] : doc.items()) {
     if (key == "priority") {
-      const std::string name = string_of(file, key, value);
-      if (name != "background" && name != "normal" && name != "urgent")
-        refuse(file, key, "expected \"background\", \"normal\" or \"urgent\", got " + value.dump());
-      config.priority = priority_from_name(name);
+      // The names are the library's (priority_from_name), not a second list here.
+      try {
+        config.priority = priority_from_name(string_of(file, key, value));
+      } catch (const Error& e) {
+        refuse(file, key, e.what());
+      }
     } else if (key == "max_batch_size") {
       config.max_batch_size = integer_at_least(file, key, value, 0);
     } else if (key == "batch_dim") {
@@ -106,13 +108,13 @@ ModelConfig parse_model_config(const std::string& text, const std::string& file)
     } else if (key == "timeout_ms") {
       config.timeout_ms = number_at_least_zero(file, key, value);
     } else if (key == "stream_priority") {
-      if (!value.is_number_integer() || value.get<std::int64_t>() < -1000 || value.get<std::int64_t>() > 1000)
-        refuse(file, key, "expected an integer, got " + value.dump());
+      // An unsigned value over INT64_MAX would read as a negative int64: compared as unsigned.
+      if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > 1000) ||
+          value.get<std::int64_t>() < -1000 || value.get<std::int64_t>() > 1000)
+        refuse(file, key, "expected an integer from -1000 to 1000, got " + value.dump());
       config.stream_priority = value.get<int>();
     } else {
-      refuse(file, key,
-             "unknown key (known: priority, max_batch_size, batch_dim, max_queue_delay_us, dims, "
-             "dim_ranges, device, timeout_ms, stream_priority)");
+      refuse(file, key, std::string("unknown key (known: ") + kModelConfigKeys + ")");
     }
   }
   for (const auto& [dim, size] : config.dims)

@@ -10,6 +10,10 @@
 
 namespace loom::serve {
 
+// The keys config.json may hold, as messages and --help list them: "priority, max_batch_size, ...".
+inline constexpr const char* kModelConfigKeys =
+    "priority, max_batch_size, batch_dim, max_queue_delay_us, dims, dim_ranges, device, timeout_ms, stream_priority";
+
 // Parses a config.json document. Throws std::runtime_error naming `file` and the key for
 // malformed JSON, an unknown key, a wrong type or a bad value.
 ModelConfig parse_model_config(const std::string& text, const std::string& file);

@@ -47,6 +47,15 @@ bool asks_sequence_batching(std::string_view sequence_id) noexcept { return !seq
 
 bool asks_classification(std::int64_t classes) noexcept { return classes != 0; }
 
+std::optional<std::string> invalid_bool_byte(const Tensor& tensor) {
+  if (tensor.dtype() != DType::boolean) return std::nullopt;
+  const auto* bytes = static_cast<const std::uint8_t*>(tensor.data());
+  for (std::int64_t k = 0; k < tensor.numel(); ++k)
+    if (bytes[k] > 1)
+      return "BOOL element " + std::to_string(k) + " is byte " + std::to_string(bytes[k]) + ", not 0 or 1";
+  return std::nullopt;
+}
+
 std::vector<std::int64_t> config_dims(const ModelEntry& model, const TensorMetadata& tensor) {
   std::vector<std::int64_t> dims = tensor.shape;
   if (model.config.max_batch_size > 0 && !dims.empty()) dims.erase(dims.begin());

@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "loom/model_info.hpp"
+#include "loom/tensor.hpp"
 #include "service.hpp"
 
 namespace loom::serve {
@@ -19,6 +21,11 @@ inline constexpr std::string_view kModelPlatform = "onnx";
 // A tensor's dims as a model config (Triton's format) shows them: without the batch axis when the
 // model batches (max_batch_size > 0), as the metadata's shape otherwise.
 std::vector<std::int64_t> config_dims(const ModelEntry& model, const TensorMetadata& tensor);
+
+// A BOOL tensor sent as raw bytes (HTTP binary data, gRPC raw_input_contents) must hold 0 or 1 in
+// each byte: the first other byte as "BOOL element K is byte B, not 0 or 1", else nullopt. One
+// rule for both front ends.
+std::optional<std::string> invalid_bool_byte(const Tensor& tensor);
 
 // Triton's integer priority: 0 = the model's default (nullopt), 1 = the highest level (urgent),
 // 2 = normal, 3 and above = background. Loom's names ("urgent", "normal", "background") are taken

@@ -142,6 +142,8 @@ struct Service::Impl {
     if (m.batcher) entry.batching = m.batcher->counts();
     return entry;
   }
+  std::optional<Failure> refusal(const ServedModel* m, const std::string& name, const std::string& version,
+                                 bool need_ready) const;
   std::optional<Failure> check(const ServedModel& m, InferRequest& request, std::vector<Tensor>& inputs,
                                std::int64_t& rows) const;
   std::optional<Failure> start(InferRequest& request, InferDone& done);
@@ -200,10 +202,10 @@ void Service::Impl::load(ServedModel& served) {
   load.dim_ranges = open;
   load.stream_priority = config.stream_priority;
 
-  // Which output axes follow an open dim, and whether the batch is axis 0 of every output: the
-  // output shapes at two bindings of the open dims (the batch at 1 and 2, the others at opt and
-  // a neighbour within their range).
-  std::map<std::string, Shape> first_shapes, second_shapes;
+  // Which output axes follow an open dim, and whether the batch is axis 0 of every output and
+  // nothing else of it: the output shapes at two bindings of the open dims (the batch at 1 and 2,
+  // the others at opt and a neighbour within their range), and at the first with the batch at 2.
+  std::map<std::string, Shape> first_shapes, second_shapes, batch_two_shapes;
   if (!open.empty()) {
     std::map<std::string, std::int64_t> first = config.dims, second = config.dims;
     for (const auto& [dim, range] : open) {
@@ -218,20 +220,33 @@ void Service::Impl::load(ServedModel& served) {
     try {
       first_shapes = output_shapes(model, first);
       second_shapes = output_shapes(model, second);
+      if (!batch_dim.empty()) {
+        std::map<std::string, std::int64_t> batch_two = first;
+        batch_two[batch_dim] = 2;
+        // With the batch the only open dim, that binding is the second (no third optimize()).
+        batch_two_shapes = batch_two == second ? second_shapes : output_shapes(model, batch_two);
+      }
     } catch (const std::exception& e) {
       throw std::runtime_error("model " + quoted(entry.name) + ": the output shapes with the open dims (" +
                                (batch_dim.empty() ? "" : "the batch dim " + quoted(batch_dim) + ", ") +
                                "dim_ranges) at two sizes could not be worked out: " + e.what());
     }
+    // The batcher splits each output along axis 0 only: the batch must be axis 0 and no other.
     if (!batch_dim.empty())
       for (const auto& [name, a] : first_shapes) {
-        const Shape& b = second_shapes[name];
+        const Shape& b = batch_two_shapes[name];
         if (a.rank() == 0 || b.rank() != a.rank() || a[0] != 1 || b[0] != 2)
           throw std::runtime_error(config_file +
                                    ": key \"max_batch_size\": batching needs the batch as axis 0 of "
                                    "every output, and output " +
                                    quoted(name) + " has shape " + a.to_string() + " at batch 1 and " + b.to_string() +
                                    " at batch 2");
+        for (std::size_t axis = 1; axis < a.rank(); ++axis)
+          if (a[axis] != b[axis])
+            throw std::runtime_error(config_file + ": key \"max_batch_size\": model " + quoted(entry.name) +
+                                     ": output " + quoted(name) + "'s axis " + std::to_string(axis) +
+                                     " follows the batch (shape " + a.to_string() + " at batch 1, " + b.to_string() +
+                                     " at batch 2): a joined batch could not be split back per request");
       }
   }
 
@@ -344,6 +359,27 @@ std::optional<ModelEntry> Service::model(const std::string& name, const std::str
 
 std::vector<std::string> Service::devices() const { return impl_->devices; }
 
+// Why `m` (the model found for `name`, or nullptr) cannot answer for `version`: the one wording of
+// an unknown model or version and a model not ready, for infer() and both front ends' calls.
+std::optional<Failure> Service::Impl::refusal(const ServedModel* m, const std::string& name, const std::string& version,
+                                              bool need_ready) const {
+  if (!m) return failure(Status::not_found, "unknown model " + quoted(name));
+  if (!version.empty() && version != m->entry.version)
+    return failure(Status::not_found,
+                   "model " + quoted(m->entry.name) + " has no version " + quoted(version) +
+                       (m->entry.version.empty() ? "" : " (it serves version " + m->entry.version + ")"));
+  if (need_ready && !m->entry.ready)
+    return failure(Status::unavailable, "model " + quoted(m->entry.name) + " is not ready: " + m->entry.error);
+  return std::nullopt;
+}
+
+std::variant<ModelEntry, Failure> Service::lookup(const std::string& name, const std::string& version,
+                                                  bool need_ready) const {
+  const ServedModel* m = impl_->find(name);
+  if (auto refused = impl_->refusal(m, name, version, need_ready)) return std::move(*refused);
+  return impl_->snapshot(*m);
+}
+
 // The request against the model's inputs and outputs; on success `inputs` holds the tensors in
 // the executor's order and `rows` the batch size (1 without batching).
 std::optional<Failure> Service::Impl::check(const ServedModel& m, InferRequest& request, std::vector<Tensor>& inputs,
@@ -416,13 +452,7 @@ std::optional<Failure> Service::Impl::start(InferRequest& request, InferDone& do
   auto fail = [](Status status, std::string message) { return failure(status, std::move(message)); };
   if (!s.accepting) return fail(Status::unavailable, "the server is shutting down");
   const ServedModel* m = s.find(request.model);
-  if (!m) return fail(Status::not_found, "unknown model " + quoted(request.model));
-  if (!request.version.empty() && request.version != m->entry.version)
-    return fail(Status::not_found,
-                "model " + quoted(m->entry.name) + " has no version " + quoted(request.version) +
-                    (m->entry.version.empty() ? "" : " (it serves version " + m->entry.version + ")"));
-  if (!m->entry.ready)
-    return fail(Status::unavailable, "model " + quoted(m->entry.name) + " is not ready: " + m->entry.error);
+  if (auto refused = s.refusal(m, request.model, request.version, true)) return refused;
 
   // Requested outputs: indices into the executor's outputs, in request order.
   std::vector<std::pair<std::size_t, bool>> selected;
@@ -500,6 +530,11 @@ void Service::infer(InferRequest request, InferDone done) {
     refused = failure(Status::internal, "model " + quoted(request.model) + ": " + e.what());
   }
   if (refused) done(std::move(*refused), InferResponse{});
+}
+
+void Service::drain() {
+  for (auto& m : impl_->models)
+    if (m->batcher) m->batcher->flush();
 }
 
 void Service::shutdown() {

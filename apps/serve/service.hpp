@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "loom/executor.hpp"
@@ -136,6 +137,10 @@ class Service {
   std::vector<ModelEntry> models() const;
   // nullopt: no such model (or version).
   std::optional<ModelEntry> model(const std::string& name, const std::string& version = "") const;
+  // The model a request or a metadata call names, as both front ends answer it (one rule, one
+  // wording): not_found for an unknown model or version (naming the version served), and with
+  // `need_ready`, unavailable with its error for a model that is not ready.
+  std::variant<ModelEntry, Failure> lookup(const std::string& name, const std::string& version, bool need_ready) const;
   std::vector<std::string> devices() const;  // one per executor: "cpu", "cuda:0", ...
 
   // Checks the request against the model (unknown model, not ready, input names, dtypes, shapes,
@@ -144,6 +149,11 @@ class Service {
   // an executor's or a batcher's thread, or on the caller's (a refused request); infer() itself
   // throws nothing but what `done` throws there.
   void infer(InferRequest request, InferDone done);
+
+  // The server is stopping: the batchers submit what they hold, and what still arrives, at once
+  // instead of waiting for their delay. Requests are still accepted; call it before the front ends
+  // stop (they wait for the requests they accepted, which a long delay would otherwise hold).
+  void drain();
 
   // Stops accepting requests and waits for the accepted ones. Idempotent.
   void shutdown();

@@ -201,6 +201,25 @@ TEST(HttpCodec, RefusesDatatypesShapesAndValuesThatDoNotFit) {
                  {"-1 is out of the range of UINT16"});
   expect_refused(one_input(R"({"name": "b", "shape": [1], "datatype": "BOOL", "data": [1]})"), std::nullopt,
                  {"('b').data[0]", "true or false"});
+  // A float beyond the datatype's finite range (the conversion would be undefined for FP32, and
+  // infinity for FP16 and BF16) is refused as an integer out of range is; the largest finite ones
+  // are kept exactly.
+  expect_refused(one_input(R"({"name": "x", "shape": [2], "datatype": "FP32", "data": [1, -1e39]})"), std::nullopt,
+                 {"('x').data[1]", "-1e+39 is out of the range of FP32"});
+  expect_refused(one_input(R"({"name": "h", "shape": [1], "datatype": "FP16", "data": [70000]})"), std::nullopt,
+                 {"('h').data[0]", "70000 is out of the range of FP16"});
+  expect_refused(one_input(R"({"name": "g", "shape": [1], "datatype": "BF16", "data": [1e39]})"), std::nullopt,
+                 {"('g').data[0]", "out of the range of BF16"});
+  {
+    const auto kept = decode(R"({"inputs": [
+        {"name": "x", "shape": [1], "datatype": "FP32", "data": [3.4028234663852886e38]},
+        {"name": "h", "shape": [2], "datatype": "FP16", "data": [65504, -65504]},
+        {"name": "d", "shape": [1], "datatype": "FP64", "data": [1e300]}]})");
+    EXPECT_EQ(kept.request.inputs[0].tensor.values<float>()[0], std::numeric_limits<float>::max());
+    EXPECT_EQ(f16_to_float(kept.request.inputs[1].tensor.values<f16_t>()[0]), 65504.0f);
+    EXPECT_EQ(f16_to_float(kept.request.inputs[1].tensor.values<f16_t>()[1]), -65504.0f);
+    EXPECT_EQ(kept.request.inputs[2].tensor.values<double>()[0], 1e300);
+  }
   expect_refused(one_input(R"({"name": "x", "shape": [1], "datatype": "FP32", "data": ["1"]})"), std::nullopt,
                  {"('x').data[0]", "expected a number, got string"});
   expect_refused(one_input(R"({"name": "x", "shape": [2], "datatype": "FP32", "data": [1, [2]]})"), std::nullopt,

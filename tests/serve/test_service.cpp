@@ -66,6 +66,19 @@ onnx::ModelProto transpose_model() {
   return m;
 }
 
+// x [batch, 3] → x · xᵀ, [batch, batch]: axis 0 is the batch, and so is axis 1, which a joined
+// batch would widen to every client's rows.
+onnx::ModelProto gram_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", onnx::TensorProto::FLOAT, {"batch", "3"});
+  auto* t = add_node(g, "Transpose", {"x"}, {"xt"});
+  loom::testing::set_ints(t, "perm", {1, 0});
+  add_node(g, "MatMul", {"x", "xt"}, {"gram"});
+  add_output(g, "gram");
+  return m;
+}
+
 // A table lookup: ids [batch, 2] (INT64) → rows of a 5x3 table, [batch, 2, 3]. An id outside 0..4
 // fails the request while it runs (Gather's index check).
 onnx::ModelProto lookup_model() {
@@ -277,11 +290,26 @@ TEST_F(ServiceTest, ScansVersionsAndKeepsBrokenModelsNotReady) {
   EXPECT_TRUE(service.model("versioned", "3"));
   EXPECT_TRUE(service.model("versioned"));
   EXPECT_FALSE(service.model("nothing"));
+  // lookup(): the same answers as infer() gives, for the front ends' metadata calls.
+  const auto refused = [&](const std::string& name, const std::string& version, bool need_ready) {
+    auto found = service.lookup(name, version, need_ready);
+    return std::holds_alternative<Failure>(found) ? std::get<Failure>(found) : Failure{Status::ok, ""};
+  };
+  EXPECT_EQ(refused("versioned", "1", true).status, Status::not_found);
+  EXPECT_EQ(refused("versioned", "1", true).message, answer.failure->message);
+  EXPECT_NE(refused("versioned", "1", true).message.find("serves version 3"), std::string::npos);
+  EXPECT_EQ(refused("nothing", "", false).status, Status::not_found);
+  EXPECT_NE(refused("nothing", "", false).message.find("'nothing'"), std::string::npos);
+  EXPECT_EQ(refused("broken", "", true).status, Status::unavailable);
+  EXPECT_NE(refused("broken", "", true).message.find(load_error), std::string::npos);
+  EXPECT_EQ(std::get<ModelEntry>(service.lookup("broken", "1", false)).name, "broken");
+  EXPECT_EQ(std::get<ModelEntry>(service.lookup("versioned", "3", true)).version, "3");
 
   // The broken model answers unavailable with its load error; the others still serve.
   answer = infer_sync(service, request_x("broken", x));
   ASSERT_TRUE(answer.failure);
   EXPECT_EQ(answer.failure->status, Status::unavailable);
+  EXPECT_EQ(answer.failure->message, refused("broken", "", true).message);
   EXPECT_NE(answer.failure->message.find(load_error), std::string::npos) << answer.failure->message;
   answer = infer_sync(service, request_x("good", x));
   EXPECT_FALSE(answer.failure);
@@ -295,6 +323,8 @@ TEST_F(ServiceTest, ConfigErrorsNameTheFileAndTheKey) {
       {"unknown_key", R"({"colour": "blue"})", "colour"},
       {"wrong_type", R"({"max_batch_size": "4"})", "max_batch_size"},
       {"bad_priority", R"({"priority": "asap"})", "priority"},
+      // 2^64 - 1 read as an int64 is -1, which is in range: refused as the huge number it is.
+      {"huge_stream_priority", R"({"stream_priority": 18446744073709551615})", "stream_priority"},
       {"negative_delay", R"({"max_queue_delay_us": -1})", "max_queue_delay_us"},
       {"bad_range", R"({"dim_ranges": {"batch": [4, 2, 8]}})", "dim_ranges.batch"},
       {"bad_dim", R"({"dims": {"batch": 0}})", "dims.batch"},
@@ -517,6 +547,28 @@ TEST_F(ServiceTest, BatchingJoinsRequestsAndSplitsTheirRowsBack) {
   EXPECT_LT(counts.batches, static_cast<std::uint64_t>(kRequests));
 }
 
+TEST_F(ServiceTest, BatchingRefusesAnOutputWhoseOtherAxesFollowTheBatch) {
+  // Joined, two one-row requests would get [2, 2] split into two [1, 2]: the other's rows mixed
+  // into each answer, where alone each is [1, 1].
+  add_model("gram", gram_model());
+  write("gram/config.json", R"({"max_batch_size": 4})");
+  add_model("gram_plain", gram_model());
+  write("gram_plain/config.json", R"({"dim_ranges": {"batch": [1, 2, 4]}})");
+  Service service(options());
+  const auto gram = service.model("gram");
+  ASSERT_TRUE(gram);
+  EXPECT_FALSE(gram->ready);
+  EXPECT_NE(gram->error.find("max_batch_size"), std::string::npos) << gram->error;
+  EXPECT_NE(gram->error.find("'gram'"), std::string::npos) << gram->error;
+  EXPECT_NE(gram->error.find("axis 1"), std::string::npos) << gram->error;
+  // Without batching the same model serves: x · xᵀ of one row is its squared norm.
+  ASSERT_TRUE(service.model("gram_plain")->ready) << service.model("gram_plain")->error;
+  const auto answer = infer_sync(service, request_x("gram_plain", Tensor::from<float>(Shape{1, 3}, {1, 2, 3})));
+  ASSERT_FALSE(answer.failure) << answer.failure->message;
+  ASSERT_EQ(answer.response.outputs.at(0).tensor.shape(), (Shape{1, 1}));
+  EXPECT_EQ(answer.response.outputs[0].tensor.values<float>()[0], 14.0f);
+}
+
 TEST_F(ServiceTest, ConcurrentClientsWithUnevenRowsGetTheirOwnRows) {
   const std::string path = add_model("batched", affine_model(-0.75f));
   write("batched/config.json", R"({"max_batch_size": 4, "max_queue_delay_us": 2000})");
@@ -642,6 +694,31 @@ TEST_F(ServiceTest, ShutdownSubmitsQueuedRequests) {
     const Outputs alone = run_alone(path, {inputs[i]}, 8);
     expect_same_bits(answer.response.outputs[0].tensor, alone[0], "y");
   }
+}
+
+TEST_F(ServiceTest, DrainSendsHeldRequestsWithoutTheDelayAndStillAccepts) {
+  // What loom-serve does on SIGTERM before its front ends wait for their requests: with a delay
+  // far beyond the test, only drain() can send these before shutdown.
+  const std::string path = add_model("batched", affine_model(-2.0f));
+  write("batched/config.json", R"({"max_batch_size": 8, "max_queue_delay_us": 600000000})");
+  Service service(options());
+  ASSERT_TRUE(service.ready()) << service.model("batched")->error;
+  std::vector<Tensor> inputs;
+  std::vector<std::future<Answer>> answers;
+  for (int i = 0; i < 2; ++i) {
+    inputs.push_back(rows_of_x(1 + i, 70 + i));
+    answers.push_back(infer_async(service, request_x("batched", inputs.back())));
+  }
+  service.drain();
+  // One more after drain(): accepted, and sent at once too.
+  inputs.push_back(rows_of_x(3, 72));
+  answers.push_back(infer_async(service, request_x("batched", inputs.back())));
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const Answer answer = answers[i].get();  // while the Service still runs
+    ASSERT_FALSE(answer.failure) << answer.failure->message;
+    expect_same_bits(answer.response.outputs[0].tensor, run_alone(path, {inputs[i]}, 8)[0], "y");
+  }
+  EXPECT_TRUE(service.ready());
 }
 
 }  // namespace

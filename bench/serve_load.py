@@ -19,7 +19,7 @@ shape. Bounded: every call has a time limit and each loom-serve is stopped with 
 killed).
 
   bench/serve_load.py --loom-serve build/release/bin/loom-serve --venv build/release/test-venv \
-      --clients 8 --requests 480 --rounds 3 [--scenario batching,mixed] [--json FILE]
+      --clients 8 --requests 480 --rounds 3 [--seq 16] [--scenario batching,mixed] [--json FILE]
 """
 import argparse
 import json
@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "published"))
 sys.dont_write_bytecode = True
 from venv_support import enter_venv  # noqa: E402
 
-SEQ = 16
+SEQ = 16  # overridden by --seq
 
 
 def published_paths(venv):
@@ -151,27 +151,28 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(q * len(values)))] * 1000.0
 
 
-SCENARIOS = {
-    "batching": {
-        "models": ["minilm"],
-        "configs": [
-            ("unbatched", {"minilm": {"dims": {"batch_size": 1, "sequence_length": SEQ}}}, []),
-            ("batched (max 8, 2 ms)", {"minilm": {"dims": {"sequence_length": SEQ}, "max_batch_size": 8,
-                                                  "max_queue_delay_us": 2000}}, []),
-        ],
-    },
-    "mixed": {
-        "models": ["yolov8n", "minilm"],
-        "configs": [
-            ("fifo, one Step at a time", None, ["--policy", "fifo"]),
-            ("fifo, stream shares", None, ["--policy", "fifo", "--cpu-stream-shares"]),
-            ("streams, stream shares", None, ["--policy", "streams", "--cpu-stream-shares"]),
-            ("idle-time, stream shares", None, ["--policy", "idle-time", "--cpu-stream-shares"]),
-        ],
-    },
-}
-MIXED_CONFIG = {"yolov8n": {"dims": {"batch": 1, "height": 320, "width": 320}},
-                "minilm": {"dims": {"batch_size": 1, "sequence_length": SEQ}}}
+def scenarios():
+    minilm_one = {"dims": {"batch_size": 1, "sequence_length": SEQ}}
+    return {
+        "batching": {
+            "models": ["minilm"],
+            "configs": [
+                ("unbatched", {"minilm": minilm_one}, []),
+                ("batched (max 8, 2 ms)", {"minilm": {"dims": {"sequence_length": SEQ}, "max_batch_size": 8,
+                                                      "max_queue_delay_us": 2000}}, []),
+            ],
+        },
+        "mixed": {
+            "models": ["yolov8n", "minilm"],
+            "configs": [
+                ("fifo, one Step at a time", None, ["--policy", "fifo"]),
+                ("fifo, stream shares", None, ["--policy", "fifo", "--cpu-stream-shares"]),
+                ("streams, stream shares", None, ["--policy", "streams", "--cpu-stream-shares"]),
+                ("idle-time, stream shares", None, ["--policy", "idle-time", "--cpu-stream-shares"]),
+            ],
+            "repository": {"yolov8n": {"dims": {"batch": 1, "height": 320, "width": 320}}, "minilm": minilm_one},
+        },
+    }
 
 
 def main():
@@ -183,19 +184,22 @@ def main():
     parser.add_argument("--requests", type=int, default=480, help="requests per configuration and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scenario", default="batching,mixed")
+    parser.add_argument("--seq", type=int, default=16, help="MiniLM's sequence length (tokens per request)")
     parser.add_argument("--json", help="write the figures here")
     ARGS = parser.parse_args()
     enter_venv(ARGS.venv, "serve_load")
+    global SEQ
+    SEQ = ARGS.seq
 
     report = {}
     for scenario in ARGS.scenario.split(","):
-        spec = SCENARIOS[scenario]
+        spec = scenarios()[scenario]
         results = {label: {"rps": [], "latency": {m: [] for m in spec["models"]}} for label, _, _ in spec["configs"]}
         with tempfile.TemporaryDirectory() as work:
             for round_index in range(ARGS.rounds):
                 for index, (label, configs, extra) in enumerate(spec["configs"]):
                     repository = os.path.join(work, "r%d_%d" % (round_index, index))
-                    make_repository(repository, spec["models"], configs or MIXED_CONFIG)
+                    make_repository(repository, spec["models"], configs or spec["repository"])
                     server = Server(repository, extra)
                     try:
                         # Warm-up: two requests per client (shape plans, connections, first batches).
@@ -209,8 +213,8 @@ def main():
                     print("serve_load: %s round %d: %-28s %.1f requests/s" % (scenario, round_index + 1, label, rps),
                           file=sys.stderr, flush=True)
         base = statistics.median(results[spec["configs"][0][0]]["rps"])
-        print("\n%s: %d clients, %d requests per configuration and round, %d rounds (median)" %
-              (scenario, ARGS.clients, ARGS.requests, ARGS.rounds))
+        print("\n%s: %d clients, %d requests per configuration and round, %d rounds (median), MiniLM at %d tokens" %
+              (scenario, ARGS.clients, ARGS.requests, ARGS.rounds, SEQ))
         header = "| configuration | requests/s | ÷ first |" + "".join(
             " %s p50 ms | %s p99 ms |" % (m, m) for m in spec["models"])
         print(header)

@@ -132,6 +132,7 @@ struct Service::Impl {
   bool shut_down = false;
 
   void load(ServedModel& served);
+  void warm_batch_sizes(const ServedModel& served);
   const ServedModel* find(const std::string& name) const {
     for (const auto& m : models)
       if (m->entry.name == name) return m.get();
@@ -140,6 +141,7 @@ struct Service::Impl {
   ModelEntry snapshot(const ServedModel& m) const {
     ModelEntry entry = m.entry;
     if (m.batcher) entry.batching = m.batcher->counts();
+    if (m.entry.ready) entry.shape_plans = m.executor->model_info(m.entry.name).shape_plans;
     return entry;
   }
   std::optional<Failure> refusal(const ServedModel* m, const std::string& name, const std::string& version,
@@ -298,8 +300,30 @@ void Service::Impl::load(ServedModel& served) {
         batching, [executor, name](std::vector<Tensor> inputs, RequestOptions request, Callback done) {
           executor->submit(name, std::move(inputs), std::move(done), request);
         });
+    if (open.size() == 1) warm_batch_sizes(served);
   }
   entry.ready = true;
+}
+
+// A batched model whose only open dim is the batch: one request of zeros per batch size, so that
+// each size's plan is made now (Executor: a shape's plan is made on its first request, on the
+// submitting thread, which is the batcher's) and no client's request waits for one. A warm-up
+// request that fails is not the model's failure (zeros may be data the model refuses): the plan
+// was made before it ran, and real requests of that size report their own errors.
+void Service::Impl::warm_batch_sizes(const ServedModel& served) {
+  for (std::int64_t rows = 1; rows <= served.entry.config.max_batch_size; ++rows) {
+    std::vector<Tensor> inputs;
+    for (const InputRule& rule : served.inputs) {
+      std::vector<std::int64_t> dims;
+      for (const AxisRule& axis : rule.axes) dims.push_back(axis.batch ? rows : axis.size);
+      inputs.emplace_back(rule.dtype, Shape(dims));
+    }
+    try {
+      served.executor->submit(served.entry.name, std::move(inputs)).wait();
+    } catch (const std::exception&) {
+      // submit() refused the shape: real requests of that size will be refused the same way.
+    }
+  }
 }
 
 Service::Service(ServiceOptions options) : impl_(std::make_unique<Impl>()) {

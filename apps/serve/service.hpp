@@ -82,6 +82,9 @@ struct ModelEntry {
   std::string error;                            // why it is not ready (unreadable config, load_onnx or load() error)
   std::vector<TensorMetadata> inputs, outputs;  // valid when ready
   BatchCounts batching;                         // at the time of the models()/model() call
+  // The executor's plans for this model (ModelInfo::shape_plans): one per request shape seen,
+  // and with batching over the batch dim alone, one per batch size from load (docs/serve.md).
+  std::size_t shape_plans = 0;
 };
 
 struct ServiceOptions {

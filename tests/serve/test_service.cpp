@@ -521,6 +521,9 @@ TEST_F(ServiceTest, BatchingJoinsRequestsAndSplitsTheirRowsBack) {
   write("batched/config.json", R"({"max_batch_size": 4, "max_queue_delay_us": 5000000})");
   Service service(options());
   ASSERT_TRUE(service.ready()) << service.model("batched")->error;
+  // Loading made a plan for each batch size 1..4 (the batch is the only open dim), so no batch
+  // below waits for one: the requests add no plan.
+  EXPECT_EQ(service.model("batched")->shape_plans, 4u);
 
   constexpr int kRequests = 8;
   std::vector<Tensor> inputs;
@@ -545,6 +548,7 @@ TEST_F(ServiceTest, BatchingJoinsRequestsAndSplitsTheirRowsBack) {
   EXPECT_GT(counts.largest_batch, 1u);  // requests were joined
   EXPECT_LE(counts.largest_batch_rows, 4);
   EXPECT_LT(counts.batches, static_cast<std::uint64_t>(kRequests));
+  EXPECT_EQ(service.model("batched")->shape_plans, 4u);
 }
 
 TEST_F(ServiceTest, BatchingRefusesAnOutputWhoseOtherAxesFollowTheBatch) {

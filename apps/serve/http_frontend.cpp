@@ -182,7 +182,8 @@ HttpFrontend::HttpFrontend(Service& service, std::string address, int port, Http
                                  " bytes once decoded, over the server's limit of " + std::to_string(max_bytes));
         // An unknown model is 404 whatever the body holds; readiness and the inputs are the
         // Service's to check.
-        if (!find_model(*svc, match(request, 1), match(request, 2), response, false)) return;
+        if (auto refused = svc->refusal(match(request, 1), match(request, 2), false))
+          return reply_failure(response, *refused);
         DecodedInfer decoded;
         try {
           decoded = decode_infer_request(body, header_length(request), match(request, 1), match(request, 2));

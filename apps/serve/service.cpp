@@ -397,6 +397,10 @@ std::optional<Failure> Service::Impl::refusal(const ServedModel* m, const std::s
   return std::nullopt;
 }
 
+std::optional<Failure> Service::refusal(const std::string& name, const std::string& version, bool need_ready) const {
+  return impl_->refusal(impl_->find(name), name, version, need_ready);
+}
+
 std::variant<ModelEntry, Failure> Service::lookup(const std::string& name, const std::string& version,
                                                   bool need_ready) const {
   const ServedModel* m = impl_->find(name);

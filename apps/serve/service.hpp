@@ -144,6 +144,9 @@ class Service {
   // wording): not_found for an unknown model or version (naming the version served), and with
   // `need_ready`, unavailable with its error for a model that is not ready.
   std::variant<ModelEntry, Failure> lookup(const std::string& name, const std::string& version, bool need_ready) const;
+  // lookup()'s answer without the entry (no copy of it, nothing asked of the executor): what the
+  // infer route checks per request.
+  std::optional<Failure> refusal(const std::string& name, const std::string& version, bool need_ready) const;
   std::vector<std::string> devices() const;  // one per executor: "cpu", "cuda:0", ...
 
   // Checks the request against the model (unknown model, not ready, input names, dtypes, shapes,
